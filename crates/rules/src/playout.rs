@@ -1,0 +1,117 @@
+//! Uniformly random playouts: the classic Monte Carlo benchmark of a Go board.
+
+use crate::board::Board;
+use crate::geometry::Move;
+use crate::player::Player;
+
+/// What a playout did and how it ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlayoutResult {
+    /// Moves played, passes included.
+    pub moves: usize,
+    /// White's area minus Black's (stones plus one-point eyes), komi not included.
+    pub white_minus_black: i32,
+}
+
+/// Plays uniformly random legal moves (simple ko, no suicide) from `board`, never
+/// filling the mover's own one-point eyes, until both players pass in a row or
+/// `max_moves` is reached. A player passes when no such move exists.
+///
+/// Moves are drawn without replacement from the board's empty-point list, so
+/// each one is uniform over the allowed moves and nothing is allocated.
+pub fn random_playout(
+    board: &mut Board,
+    mut to_move: Player,
+    rng: &mut fastrand::Rng,
+    max_moves: usize,
+) -> PlayoutResult {
+    let mut moves = 0;
+    let mut passes = 0;
+    while moves < max_moves && passes < 2 {
+        let mut candidates = board.num_empty();
+        let mut chosen = Move::Pass;
+        while candidates > 0 {
+            let i = rng.usize(..candidates);
+            let loc = board.empty_at(i);
+            if board.is_playout_move(loc, to_move) {
+                chosen = Move::Play(loc);
+                break;
+            }
+            candidates -= 1;
+            board.swap_empties(i, candidates);
+        }
+        board.play(chosen, to_move);
+        passes = if chosen == Move::Pass { passes + 1 } else { 0 };
+        moves += 1;
+        to_move = to_move.opp();
+    }
+    PlayoutResult {
+        moves,
+        white_minus_black: quick_area(board),
+    }
+}
+
+/// Stones plus empty points whose neighbours are all one colour: the area count
+/// of a board filled to the end by playouts.
+fn quick_area(board: &Board) -> i32 {
+    let mut score = 0;
+    for l in board.size().points() {
+        let i = l.index();
+        let owner = match board.cell(i) {
+            0 => {
+                // Bit 1 set: a black neighbour; bit 2: a white one (walls are 3, both: ignored).
+                let seen = board
+                    .adj(i)
+                    .iter()
+                    .fold(0u8, |acc, &n| match board.cell(n) {
+                        c @ (1 | 2) => acc | c,
+                        _ => acc,
+                    });
+                seen
+            }
+            c => c,
+        };
+        score += match owner {
+            1 => -1,
+            2 => 1,
+            _ => 0,
+        };
+    }
+    score
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::geometry::BoardSize;
+
+    #[test]
+    fn playouts_fill_the_board_and_stay_consistent() {
+        let mut rng = fastrand::Rng::with_seed(7);
+        for n in [2, 5, 9, 19] {
+            let size = BoardSize::square(n).unwrap();
+            for _ in 0..20 {
+                let mut b = Board::new(size);
+                let r = random_playout(&mut b, Player::Black, &mut rng, 3 * size.area());
+                b.check_consistency().unwrap();
+                assert!(r.moves >= 2);
+                // Unless the cap hit, the last player to pass had no move left but own eyes.
+                if r.moves < 3 * size.area() {
+                    let last = if r.moves % 2 == 1 {
+                        Player::Black
+                    } else {
+                        Player::White
+                    };
+                    for l in size.points() {
+                        let m = Move::Play(l);
+                        assert!(
+                            !b.is_legal(m, last, false) || b.is_simple_eye(l, last),
+                            "{n}x{n}: {last} could still play {}",
+                            size.gtp(m)
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
