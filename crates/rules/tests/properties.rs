@@ -1,0 +1,118 @@
+//! Property tests of the board and the game: incremental hashes and chain counts
+//! equal a recomputation from scratch, and undo restores the exact state.
+
+use proptest::prelude::*;
+use tengen_rules::{Board, BoardSize, Game, Move, Player, Rules};
+
+/// A uniformly random move the board allows (simple ko), pass included.
+fn random_move(b: &Board, pla: Player, multi: bool, rng: &mut fastrand::Rng) -> Move {
+    let mut moves: Vec<Move> = b
+        .size()
+        .points()
+        .map(Move::Play)
+        .filter(|&m| b.is_legal(m, pla, multi))
+        .collect();
+    // Passes are rare so that games grow full boards, captures and suicides.
+    if moves.is_empty() || rng.u8(..50) == 0 {
+        moves.push(Move::Pass);
+    }
+    moves[rng.usize(..moves.len())]
+}
+
+const PRESETS: [&str; 8] = [
+    "tromp-taylor",
+    "chinese",
+    "japanese",
+    "aga",
+    "aga-button",
+    "stone-scoring",
+    "new-zealand",
+    "chinese-ogs",
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    #[test]
+    fn incremental_state_equals_recomputation(
+        w in 2usize..=25, h in 2usize..=25, seed: u64, multi: bool, n in 1usize..400
+    ) {
+        let size = BoardSize::new(w, h).unwrap();
+        let mut b = Board::new(size);
+        let mut rng = fastrand::Rng::with_seed(seed);
+        let mut pla = Player::Black;
+        for _ in 0..n {
+            let mv = random_move(&b, pla, multi, &mut rng);
+            b.play(mv, pla);
+            prop_assert_eq!(b.position_hash(), b.hash_from_scratch());
+            if let Err(e) = b.check_consistency() {
+                return Err(TestCaseError::fail(format!("after {}: {e}\n{b:?}", size.gtp(mv))));
+            }
+            pla = pla.opp();
+        }
+    }
+
+    #[test]
+    fn undo_restores_the_exact_state(
+        w in 2usize..=25, h in 2usize..=25, seed: u64, multi: bool, n in 1usize..300
+    ) {
+        let size = BoardSize::new(w, h).unwrap();
+        let mut b = Board::new(size);
+        let mut rng = fastrand::Rng::with_seed(seed);
+        let mut pla = Player::Black;
+        let mut history = Vec::new();
+        for _ in 0..n {
+            let before = b.clone();
+            let mv = random_move(&b, pla, multi, &mut rng);
+            let undo = b.play(mv, pla);
+            history.push((before, undo, mv));
+            pla = pla.opp();
+        }
+        while let Some((before, undo, mv)) = history.pop() {
+            b.undo(undo);
+            prop_assert!(b.same_state(&before), "undo of {} differs:\n{:?}\nexpected\n{:?}", size.gtp(mv), b, before);
+            prop_assert_eq!(b.position_hash(), before.position_hash());
+            if let Err(e) = b.check_consistency() {
+                return Err(TestCaseError::fail(format!("after undoing {}: {e}", size.gtp(mv))));
+            }
+        }
+    }
+
+    #[test]
+    fn game_undo_restores_the_game(
+        w in 2usize..=9, h in 2usize..=9, seed: u64, preset in 0usize..PRESETS.len(),
+        cleanup: bool, n in 1usize..120
+    ) {
+        let size = BoardSize::new(w, h).unwrap();
+        let rules = Rules::parse(PRESETS[preset]).unwrap();
+        let mut g = Game::new(size, rules);
+        if cleanup {
+            let opts = tengen_rules::GameOptions { cleanup_phases: true, ..*g.options() };
+            g.set_options(opts).unwrap();
+        }
+        let mut rng = fastrand::Rng::with_seed(seed);
+        let mut snapshots = Vec::new();
+        for _ in 0..n {
+            if g.is_over() {
+                break;
+            }
+            let legal = g.legal_moves();
+            // Pass a little more often than at random, so that phases end.
+            let mv = if rng.u8(..8) == 0 { Move::Pass } else { legal[rng.usize(..legal.len())] };
+            snapshots.push(g.clone());
+            g.play(mv).unwrap();
+            prop_assert_eq!(g.board().position_hash(), g.board().hash_from_scratch());
+        }
+        while let Some(before) = snapshots.pop() {
+            prop_assert!(g.undo());
+            prop_assert_eq!(g.situation_hash(), before.situation_hash());
+            prop_assert!(g.board().same_state(before.board()));
+            prop_assert_eq!(g.legal_moves(), before.legal_moves());
+            prop_assert_eq!(g.outcome(), before.outcome());
+            prop_assert_eq!(g.phase(), before.phase());
+            prop_assert_eq!(g.white_bonus(), before.white_bonus());
+            prop_assert_eq!(g.pass_would_end_phase(), before.pass_would_end_phase());
+        }
+        prop_assert!(!g.undo());
+    }
+}

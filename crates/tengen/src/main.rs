@@ -1,0 +1,42 @@
+//! `tengen`: the Go engine and appliance daemon. Each subcommand is one tool.
+
+mod bench;
+mod score;
+
+use clap::{Parser, Subcommand};
+
+/// Tengen: KataGo-class Go analysis for electronic boards, kiosks and panels.
+#[derive(Parser, Debug)]
+#[command(name = "tengen", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Measure the engine's speed on this machine.
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
+    /// Show how a rules name, KataGo JSON rules object or compact rules string is understood.
+    Rules(score::RulesArgs),
+    /// Replay an SGF game record and score its final position.
+    Score(score::ScoreArgs),
+}
+
+fn main() -> std::process::ExitCode {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Bench(b) => bench::run(b),
+        Command::Rules(r) => score::rules(r),
+        Command::Score(s) => score::score(s),
+    };
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("tengen: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

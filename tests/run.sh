@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs every check and test suite of the workspace; this is what CI runs (.ci/run).
+# It first installs whatever the suites need that is missing, then fails on the first problem.
+# Golden tests read ../shared (or $TENGEN_SHARED) and print "golden <file>: <agreed>/<total> agree".
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+
+step() { printf '\n== %s\n' "$*"; }
+
+have() { cargo "$1" --version >/dev/null 2>&1; }
+for tool in fmt clippy; do
+    have "$tool" || rustup component add "${tool/fmt/rustfmt}" || true
+done
+
+if have fmt; then
+    step "format"
+    cargo fmt --all -- --check
+else
+    echo "warning: rustfmt is not installed and could not be installed; format check skipped"
+fi
+if have clippy; then
+    step "lint"
+    cargo clippy --workspace --all-targets -- -D warnings
+else
+    echo "warning: clippy is not installed and could not be installed; lint skipped"
+fi
+step "tests"
+cargo test --workspace -- --nocapture
