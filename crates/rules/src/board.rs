@@ -50,6 +50,16 @@ impl<T> std::ops::IndexMut<usize> for Grid<T> {
     }
 }
 
+/// What a chain's head keeps: stones, and pseudo-liberties (each empty neighbour
+/// counted once per adjacent stone) with the sum and sum of squares of their indices.
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
+struct Chain {
+    plibs: u16,
+    stones: u16,
+    lib_sum: u32,
+    lib_sq: u32,
+}
+
 /// The stones on a board and everything needed to play on it quickly.
 #[derive(Clone)]
 pub struct Board {
@@ -60,14 +70,8 @@ pub struct Board {
     head: Grid<u16>,
     /// Next stone of the same chain (circular).
     next: Grid<u16>,
-    /// Pseudo-liberties of the chain, valid at heads only.
-    plibs: Grid<u16>,
-    /// Sum of the pseudo-liberties' indices, valid at heads only.
-    lib_sum: Grid<u32>,
-    /// Sum of their squares, valid at heads only.
-    lib_sq: Grid<u32>,
-    /// Stones in the chain, valid at heads only.
-    stones: Grid<u16>,
+    /// Counts of the chain, valid at heads only.
+    chains: Grid<Chain>,
     /// The empty points, in no particular order (the first `num_empty` entries).
     empties: Grid<u16>,
     /// Position of each empty point in `empties`.
@@ -137,10 +141,7 @@ impl Board {
             cells: Grid([WALL; GRID]),
             head: Grid([0; GRID]),
             next: Grid([0; GRID]),
-            plibs: Grid([0; GRID]),
-            lib_sum: Grid([0; GRID]),
-            lib_sq: Grid([0; GRID]),
-            stones: Grid([0; GRID]),
+            chains: Grid([Chain::default(); GRID]),
             empties: Grid([0; GRID]),
             empty_pos: Grid([0; GRID]),
             num_empty: 0,
@@ -232,7 +233,7 @@ impl Board {
             return 0;
         }
         let h = self.head[start] as usize;
-        if self.plibs[h] == 0 {
+        if self.chains[h].plibs == 0 {
             return 0;
         }
         if self.atari_at_head(h) {
@@ -271,7 +272,7 @@ impl Board {
     pub fn chain_len(&self, loc: Loc) -> usize {
         let l = loc.index();
         if self.is_stone(l) {
-            self.stones[self.head[l] as usize] as usize
+            self.chains[self.head[l] as usize].stones as usize
         } else {
             0
         }
@@ -505,7 +506,7 @@ impl Board {
             }
         }
         let v = victim?;
-        (self.stones[self.head[v] as usize] == 1).then_some(Loc(v as u16))
+        (self.chains[self.head[v] as usize].stones == 1).then_some(Loc(v as u16))
     }
 
     /// True if `loc` is an empty point whose neighbours are all `pla`'s stones (or the edge)
@@ -620,10 +621,10 @@ impl Board {
         self.remove_empty(l);
         self.head[l] = l as u16;
         self.next[l] = l as u16;
-        self.stones[l] = 1;
-        self.plibs[l] = 0;
-        self.lib_sum[l] = 0;
-        self.lib_sq[l] = 0;
+        self.chains[l] = Chain {
+            stones: 1,
+            ..Chain::default()
+        };
         let nb = self.adj(l);
 
         let mut flags = 0u8;
@@ -648,7 +649,7 @@ impl Board {
             } else if c == o {
                 let h = self.head[n] as usize;
                 self.sub_lib(h, l);
-                if self.plibs[h] == 0 {
+                if self.chains[h].plibs == 0 {
                     captured += self.remove_chain(h);
                     flags |= 1 << d;
                     ko_candidate = n;
@@ -658,12 +659,12 @@ impl Board {
         self.captured[pla.opp().index()] += captured;
 
         let h = self.head[l] as usize;
-        if self.plibs[h] == 0 {
+        if self.chains[h].plibs == 0 {
             let n = self.remove_chain(h);
             self.captured[pla.index()] += n;
             flags |= SUICIDE_FLAG;
             self.ko = 0;
-        } else if captured == 1 && self.stones[h] == 1 && self.plibs[h] == 1 {
+        } else if captured == 1 && self.chains[h].stones == 1 && self.chains[h].plibs == 1 {
             self.ko = ko_candidate as u16;
         } else {
             self.ko = 0;
@@ -834,14 +835,14 @@ impl Board {
                     return Err(format!("head of {i} has another colour"));
                 }
                 let fh = fresh.head[i] as usize;
-                if self.plibs[h] != fresh.plibs[fh]
-                    || self.lib_sum[h] != fresh.lib_sum[fh]
-                    || self.lib_sq[h] != fresh.lib_sq[fh]
-                    || self.stones[h] != fresh.stones[fh]
+                if self.chains[h].plibs != fresh.chains[fh].plibs
+                    || self.chains[h].lib_sum != fresh.chains[fh].lib_sum
+                    || self.chains[h].lib_sq != fresh.chains[fh].lib_sq
+                    || self.chains[h].stones != fresh.chains[fh].stones
                 {
                     return Err(format!("chain counts wrong at {i}"));
                 }
-                if self.chain(l).count() != self.stones[h] as usize {
+                if self.chain(l).count() != self.chains[h].stones as usize {
                     return Err(format!("chain list broken at {i}"));
                 }
             }
@@ -875,23 +876,23 @@ impl Board {
     /// True if the chain with head `h` has exactly one liberty.
     #[inline]
     fn atari_at_head(&self, h: usize) -> bool {
-        let n = self.plibs[h] as u64;
-        let sum = self.lib_sum[h] as u64;
-        n > 0 && n * self.lib_sq[h] as u64 == sum * sum
+        let n = self.chains[h].plibs as u64;
+        let sum = self.chains[h].lib_sum as u64;
+        n > 0 && n * self.chains[h].lib_sq as u64 == sum * sum
     }
 
     #[inline]
     fn add_lib(&mut self, h: usize, lib: usize) {
-        self.plibs[h] += 1;
-        self.lib_sum[h] += lib as u32;
-        self.lib_sq[h] += (lib * lib) as u32;
+        self.chains[h].plibs += 1;
+        self.chains[h].lib_sum += lib as u32;
+        self.chains[h].lib_sq += (lib * lib) as u32;
     }
 
     #[inline]
     fn sub_lib(&mut self, h: usize, lib: usize) {
-        self.plibs[h] -= 1;
-        self.lib_sum[h] -= lib as u32;
-        self.lib_sq[h] -= (lib * lib) as u32;
+        self.chains[h].plibs -= 1;
+        self.chains[h].lib_sum -= lib as u32;
+        self.chains[h].lib_sq -= (lib * lib) as u32;
     }
 
     // ---- internals ----
@@ -949,7 +950,7 @@ impl Board {
 
     /// Joins two chains of one colour; returns the surviving head.
     fn merge(&mut self, a: usize, b: usize) -> usize {
-        let (big, small) = if self.stones[a] >= self.stones[b] {
+        let (big, small) = if self.chains[a].stones >= self.chains[b].stones {
             (a, b)
         } else {
             (b, a)
@@ -962,10 +963,12 @@ impl Board {
                 break;
             }
         }
-        self.plibs[big] += self.plibs[small];
-        self.lib_sum[big] += self.lib_sum[small];
-        self.lib_sq[big] += self.lib_sq[small];
-        self.stones[big] += self.stones[small];
+        let sm = self.chains[small];
+        let bg = &mut self.chains[big];
+        bg.plibs += sm.plibs;
+        bg.lib_sum += sm.lib_sum;
+        bg.lib_sq += sm.lib_sq;
+        bg.stones += sm.stones;
         self.next.0.swap(big, small);
         big
     }
@@ -1060,9 +1063,9 @@ impl Board {
         let mut sp = 0;
         let mut count = 0u16;
         let mut prev = seed;
-        self.plibs[seed] = 0;
-        self.lib_sum[seed] = 0;
-        self.lib_sq[seed] = 0;
+        self.chains[seed].plibs = 0;
+        self.chains[seed].lib_sum = 0;
+        self.chains[seed].lib_sq = 0;
         done[seed] = true;
         stack[sp] = seed as u16;
         sp += 1;
@@ -1087,7 +1090,7 @@ impl Board {
             }
         }
         self.next[prev] = seed as u16;
-        self.stones[seed] = count;
+        self.chains[seed].stones = count;
     }
 
     fn rebuild_all_chains(&mut self) {
