@@ -61,16 +61,7 @@ impl AreaMap {
 
     /// Text rows, top first: `X` Black, `O` White, `.` nobody.
     pub fn rows(&self) -> Vec<String> {
-        (0..self.size.height())
-            .map(|y| {
-                (0..self.size.width())
-                    .map(|x| match self.get(self.size.loc_unchecked(x, y)) {
-                        Some(p) => p.stone_char(),
-                        None => '.',
-                    })
-                    .collect()
-            })
-            .collect()
+        self.size.text_rows(|l| self.get(l))
     }
 }
 

@@ -771,16 +771,7 @@ impl Board {
 
     /// Text rows, top first: `X` black, `O` white, `.` empty.
     pub fn rows(&self) -> Vec<String> {
-        (0..self.size.height())
-            .map(|y| {
-                (0..self.size.width())
-                    .map(|x| match self.stone(self.size.loc_unchecked(x, y)) {
-                        Some(p) => p.stone_char(),
-                        None => '.',
-                    })
-                    .collect()
-            })
-            .collect()
+        self.size.text_rows(|l| self.stone(l))
     }
 
     /// Compares everything a rules engine can observe: stones, chains, liberties,

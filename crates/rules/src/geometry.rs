@@ -174,6 +174,17 @@ impl BoardSize {
         (0..self.area()).map(move |i| self.loc_unchecked(i % self.width(), i / self.width()))
     }
 
+    /// Text rows of a per-point colour, top row first: `X` Black, `O` White, `.` none.
+    pub(crate) fn text_rows(self, colour: impl Fn(Loc) -> Option<crate::Player>) -> Vec<String> {
+        (0..self.height())
+            .map(|y| {
+                (0..self.width())
+                    .map(|x| colour(self.loc_unchecked(x, y)).map_or('.', |p| p.stone_char()))
+                    .collect()
+            })
+            .collect()
+    }
+
     /// Reads a move in GTP form (`D4`, `aa12`, `pass`) or `(x,y)` form (`(3,15)`, y from the top).
     pub fn parse_move(self, text: &str) -> Result<Move, CoordError> {
         let s = text.trim();
