@@ -11,6 +11,9 @@ use crate::player::Player;
 use crate::rules::{HandicapBonus, KoRule, Rules, ScoringRule, TaxRule};
 use crate::zobrist::{self, Hash};
 
+/// How many recent boards [`Game::recent_board`] can return (the current one included).
+pub const RECENT_BOARDS: usize = 3;
+
 /// How a finished game ended.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Outcome {
@@ -98,6 +101,9 @@ pub struct Game {
     options: GameOptions,
     board: Board,
     to_move: Player,
+    /// The boards after the last few turns (ring, newest at `recent_at`), for history features.
+    recent: Box<[Board; RECENT_BOARDS]>,
+    recent_at: usize,
 
     initial_board: Board,
     initial_player: Player,
@@ -155,6 +161,8 @@ impl Game {
             options,
             board: board.clone(),
             to_move,
+            recent: Box::new([board.clone(), board.clone(), board.clone()]),
+            recent_at: 0,
             initial_board: board,
             initial_player: to_move,
             initial_phase: 0,
@@ -246,6 +254,14 @@ impl Game {
     /// The moves played since the initial position.
     pub fn turns(&self) -> &[Turn] {
         &self.turns
+    }
+
+    /// The board `turns_ago` turns ago (0 is the current board), for `turns_ago` below
+    /// [`RECENT_BOARDS`]; before the first turn this is the initial board.
+    /// Passes count as turns (the board after a pass equals the one before, ko aside).
+    pub fn recent_board(&self, turns_ago: usize) -> Option<&Board> {
+        (turns_ago < RECENT_BOARDS)
+            .then(|| &self.recent[(self.recent_at + RECENT_BOARDS - turns_ago) % RECENT_BOARDS])
     }
 
     /// The position the game started from.
@@ -762,8 +778,11 @@ impl Game {
 
     /// Resets every field to the initial position (KataGo's `clear`).
     fn reset_to_initial(&mut self) {
-        let board = self.initial_board.clone();
-        self.board = board;
+        self.board.clone_from(&self.initial_board);
+        for b in self.recent.iter_mut() {
+            b.clone_from(&self.initial_board);
+        }
+        self.recent_at = 0;
         self.to_move = self.initial_player;
         self.turns.clear();
         self.ko_hashes.clear();
@@ -895,6 +914,8 @@ impl Game {
             }
         }
 
+        self.recent_at = (self.recent_at + 1) % RECENT_BOARDS;
+        self.recent[self.recent_at].clone_from(&self.board);
         self.ko_hashes.push(self.ko_hash(pla.opp()));
         self.turns.push(Turn {
             player: pla,

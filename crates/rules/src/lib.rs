@@ -22,7 +22,7 @@ mod zobrist;
 
 pub use area::{AreaMap, AreaOptions};
 pub use board::{Board, IllegalMove, SetupError, Undo};
-pub use game::{Game, GameOptions, Outcome, Turn};
+pub use game::{Game, GameOptions, Outcome, Turn, RECENT_BOARDS};
 pub use geometry::{BoardSize, CoordError, Loc, Move, SizeError, MAX_AREA, MAX_SIZE, MIN_SIZE};
 pub use pgx::{PgxGame, PgxTermination};
 pub use player::{Player, PlayerParseError};

@@ -116,3 +116,26 @@ proptest! {
         prop_assert!(!g.undo());
     }
 }
+
+#[test]
+fn recent_boards_follow_the_game() {
+    let size = BoardSize::square(5).unwrap();
+    let mut g = Game::new(size, Rules::chinese());
+    let start = g.board().clone();
+    assert!(g.recent_board(2).unwrap().same_state(&start));
+    let mut boards = vec![start];
+    for m in ["C3", "D4", "pass", "B2", "D2"] {
+        g.play(size.parse_move(m).unwrap()).unwrap();
+        boards.push(g.board().clone());
+        let n = boards.len();
+        for k in 0..tengen_rules::RECENT_BOARDS.min(n) {
+            assert!(
+                g.recent_board(k).unwrap().same_state(&boards[n - 1 - k]),
+                "{k} after {m}"
+            );
+        }
+    }
+    assert!(g.recent_board(tengen_rules::RECENT_BOARDS).is_none());
+    assert!(g.undo());
+    assert!(g.recent_board(1).unwrap().same_state(&boards[3]));
+}
