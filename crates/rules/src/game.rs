@@ -479,8 +479,14 @@ impl Game {
 
     /// True if a pass by the player to move would end the current phase.
     pub fn pass_would_end_phase(&self) -> bool {
-        let kh = self.ko_hash(self.to_move);
-        self.passes_after_pass() >= 2 || self.is_spight_ending_pass(self.to_move, kh)
+        self.pass_would_end_phase_for(self.to_move)
+    }
+
+    /// True if a pass by `pla` would end the current phase; `pla` need not be the
+    /// player to move (KataGo's `passWouldEndPhase(board, pla)`, used by NN features).
+    pub fn pass_would_end_phase_for(&self, pla: Player) -> bool {
+        let kh = self.ko_hash(pla);
+        self.passes_after_pass() >= 2 || self.is_spight_ending_pass(pla, kh)
     }
 
     /// True if a pass by the player to move would end the game.
@@ -491,10 +497,16 @@ impl Game {
     /// True if a pass would end the game only as a second pass that friendly-pass rules
     /// should not accept (search wants a third pass unless the Spight rule ends it).
     pub fn should_suppress_friendly_pass_end(&self) -> bool {
+        self.should_suppress_friendly_pass_end_for(self.to_move)
+    }
+
+    /// [`Game::should_suppress_friendly_pass_end`] for a pass by `pla`, who need not be
+    /// the player to move (KataGo's `shouldSuppressEndGameFromFriendlyPass(board, pla)`).
+    pub fn should_suppress_friendly_pass_end_for(&self, pla: Player) -> bool {
         self.rules.friendly_pass_ok
             && self.rules.scoring == ScoringRule::Area
             && self.passes_after_pass() == 2
-            && !self.is_spight_ending_pass(self.to_move, self.ko_hash(self.to_move))
+            && !self.is_spight_ending_pass(pla, self.ko_hash(pla))
     }
 
     // ---- playing ----

@@ -24,7 +24,7 @@ pub use area::{AreaMap, AreaOptions};
 pub use board::{Board, IllegalMove, SetupError, Undo};
 pub use game::{Game, GameOptions, Outcome, Turn, RECENT_BOARDS};
 pub use geometry::{BoardSize, CoordError, Loc, Move, SizeError, MAX_AREA, MAX_SIZE, MIN_SIZE};
-pub use pgx::{PgxGame, PgxTermination};
+pub use pgx::{PgxGame, PgxTermination, PGX_HISTORY};
 pub use player::{Player, PlayerParseError};
 pub use rules::{
     komi_is_valid, HandicapBonus, KoRule, Rules, RulesError, ScoringRule, TaxRule, MAX_KOMI,

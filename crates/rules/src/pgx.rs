@@ -6,9 +6,13 @@
 use std::collections::HashSet;
 
 use crate::board::{Board, IllegalMove};
-use crate::geometry::{BoardSize, Move};
+use crate::geometry::{BoardSize, Loc, Move, MAX_AREA};
 use crate::player::Player;
 use crate::zobrist::Hash;
+
+/// How many boards [`PgxGame::recent_stone`] remembers: the current one and the 7 before it,
+/// the history of Pgx's 17-plane observation.
+pub const PGX_HISTORY: usize = 8;
 
 /// Why a Pgx game ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,6 +37,10 @@ pub struct PgxGame {
     termination: Option<PgxTermination>,
     /// Final reward of Black and White (0 while the game goes on).
     rewards: [f32; 2],
+    /// Stones (row-major cell values) after each of the last [`PGX_HISTORY`] actions, a ring
+    /// whose newest entry is at `history_at`; all empty before the first action, as in Pgx.
+    history: Box<[[u8; MAX_AREA]; PGX_HISTORY]>,
+    history_at: usize,
 }
 
 impl PgxGame {
@@ -46,6 +54,8 @@ impl PgxGame {
             seen: HashSet::new(),
             termination: None,
             rewards: [0.0; 2],
+            history: Box::new([[0; MAX_AREA]; PGX_HISTORY]),
+            history_at: 0,
         }
     }
 
@@ -71,6 +81,24 @@ impl PgxGame {
     /// Most actions a game may have.
     pub fn max_steps(&self) -> usize {
         self.board.size().area() * 2
+    }
+
+    /// The stone on `loc` after the action `steps_ago` actions back (0 = the current board),
+    /// as Pgx's observation sees it: passes repeat the board, and boards before the first
+    /// action are empty. `None` for an empty point, for `steps_ago >= PGX_HISTORY`, or for
+    /// a point of another board size.
+    pub fn recent_stone(&self, steps_ago: usize, loc: Loc) -> Option<Player> {
+        if steps_ago >= PGX_HISTORY {
+            return None;
+        }
+        let size = self.board.size();
+        // Decode the padded index by hand: a point of another size must not panic.
+        let (col, row) = (loc.index() % size.stride(), loc.index() / size.stride());
+        if col == 0 || row == 0 || col > size.width() || row > size.height() {
+            return None;
+        }
+        let slot = (self.history_at + PGX_HISTORY - steps_ago) % PGX_HISTORY;
+        Player::from_cell(self.history[slot][size.index_of(loc)])
     }
 
     /// Why the game ended, if it has.
@@ -112,6 +140,7 @@ impl PgxGame {
             0
         };
         let fresh = self.seen.insert(self.board.position_hash());
+        self.record_history();
         self.steps += 1;
         if mv != Move::Pass && !fresh {
             self.termination = Some(PgxTermination::PositionalSuperko);
@@ -134,6 +163,16 @@ impl PgxGame {
             self.rewards[winner.opp().index()] = -1.0;
         }
         Ok(())
+    }
+
+    /// Pushes the current stones onto the history ring (after every action, passes too).
+    fn record_history(&mut self) {
+        self.history_at = (self.history_at + 1) % PGX_HISTORY;
+        let size = self.board.size();
+        let slot = &mut self.history[self.history_at];
+        for (i, l) in size.points().enumerate() {
+            slot[i] = self.board.stone(l).map_or(0, Player::cell);
+        }
     }
 
     /// Black's and White's area: stones plus empty points from which the other
@@ -192,6 +231,30 @@ mod tests {
         assert_eq!(g.reward(Player::White), 1.0);
         assert_eq!(g.reward(Player::Black), -1.0);
         assert!(g.legal_mask().iter().all(|&m| m));
+    }
+
+    #[test]
+    fn history_keeps_the_last_eight_boards() {
+        let size = BoardSize::square(5).unwrap();
+        let mut g = PgxGame::new(size, 7.5);
+        let c3 = size.parse_loc("C3").unwrap();
+        assert!((0..PGX_HISTORY).all(|k| g.recent_stone(k, c3).is_none()));
+        g.step(Move::Play(c3)).unwrap();
+        assert_eq!(g.recent_stone(0, c3), Some(Player::Black));
+        assert_eq!(g.recent_stone(1, c3), None);
+        let mut boards = vec![g.board().clone()];
+        for m in ["D4", "pass", "B2", "D2", "A1", "pass", "E5", "B4", "A5"] {
+            g.step(size.parse_move(m).unwrap()).unwrap();
+            boards.push(g.board().clone());
+            let n = boards.len();
+            for k in 0..PGX_HISTORY {
+                for l in size.points() {
+                    let want = n.checked_sub(k + 1).and_then(|i| boards[i].stone(l));
+                    assert_eq!(g.recent_stone(k, l), want, "{k} steps ago after {m}");
+                }
+            }
+        }
+        assert_eq!(g.recent_stone(PGX_HISTORY, c3), None);
     }
 
     #[test]

@@ -139,3 +139,24 @@ fn recent_boards_follow_the_game() {
     assert!(g.undo());
     assert!(g.recent_board(1).unwrap().same_state(&boards[3]));
 }
+
+#[test]
+fn pass_end_checks_for_either_player() {
+    let size = BoardSize::square(5).unwrap();
+    // Spight ko: only a pass repeating the passer's earlier pass situation ends the phase.
+    let spight = Rules::parse("koSPIGHTscoreAREAtaxNONEsui1").unwrap();
+    let mut g = Game::new(size, spight);
+    g.play(Move::Pass).unwrap();
+    assert_eq!(g.to_move(), Player::White);
+    assert!(!g.pass_would_end_phase());
+    assert!(!g.pass_would_end_phase_for(Player::White));
+    assert!(g.pass_would_end_phase_for(Player::Black));
+
+    // Chinese: White's second pass ends the game but is suppressed as a friendly pass;
+    // Black passing again from the same situation is a Spight-like end, never suppressed.
+    let mut g = Game::new(size, Rules::chinese());
+    g.play(Move::Pass).unwrap();
+    assert!(g.should_suppress_friendly_pass_end());
+    assert!(g.should_suppress_friendly_pass_end_for(Player::White));
+    assert!(!g.should_suppress_friendly_pass_end_for(Player::Black));
+}
