@@ -1,0 +1,4 @@
+//! KataGo networks for Tengen: input features, model import, ONNX graphs,
+//! backends, post-processing and the batching evaluator.
+
+pub mod features;
