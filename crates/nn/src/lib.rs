@@ -2,3 +2,4 @@
 //! backends, post-processing and the batching evaluator.
 
 pub mod features;
+pub mod model;
