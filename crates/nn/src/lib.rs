@@ -3,3 +3,4 @@
 
 pub mod features;
 pub mod model;
+pub mod onnx;
