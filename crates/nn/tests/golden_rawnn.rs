@@ -1,0 +1,355 @@
+//! End to end against KataGo: each golden position is replayed with the rules engine, encoded
+//! by our features, evaluated by a graph built from the shared model file, decoded by our
+//! post-processing, and compared with KataGo's own numbers (`katago-rawnn-*.jsonl`,
+//! `outputFullPrecision`). Runs on tract, and on ONNX Runtime too when built with the `ort`
+//! feature and `ORT_DYLIB_PATH` names a library.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::Value;
+use tengen_nn::backend::tract::{TractBackend, TractOptions};
+use tengen_nn::backend::Backend;
+use tengen_nn::eval::{EvalOptions, Evaluator, EvaluatorConfig};
+use tengen_nn::model::{load_model, ModelDesc};
+use tengen_nn::onnx::build::{build_graph, BuildOptions};
+use tengen_nn::onnx::load::LoadedModel;
+use tengen_nn::postprocess::{NnOutput, PolicyOptions};
+use tengen_rules::{BoardSize, Game, Loc, Player, Rules};
+
+/// Tolerances of the acceptance criteria.
+const PROB_TOL: f64 = 1e-4;
+const SCORE_TOL: f64 = 1e-2;
+const OWNERSHIP_TOL: f64 = 1e-3;
+/// KataGo's GTP default `rootPolicyOptimism` (the b10c384 file's `outputDefaultOptimism`).
+const GTP_OPTIMISM: f32 = 0.2;
+
+fn shared_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("TENGEN_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared")));
+    (dir.join("golden").is_dir() && dir.join("models").is_dir()).then_some(dir)
+}
+
+/// The golden records and the model, or `None` after saying why the file is skipped.
+fn golden(file: &str, model: &str) -> Option<(Vec<Value>, ModelDesc)> {
+    let Some(dir) = shared_dir() else {
+        println!("golden {file}: skipped (no shared reference data; set TENGEN_SHARED)");
+        return None;
+    };
+    let text = match std::fs::read_to_string(dir.join("golden").join(file)) {
+        Ok(t) => t,
+        Err(e) => {
+            println!("golden {file}: skipped ({e})");
+            return None;
+        }
+    };
+    let records = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).expect("golden line is JSON"))
+        .collect();
+    let desc = load_model(&dir.join("models").join(model))
+        .unwrap_or_else(|e| panic!("loading {model}: {e}"));
+    Some((records, desc))
+}
+
+/// Replays a record as KataGo's GTP did: rules by name, free handicap, then the moves.
+fn replay(r: &Value) -> Game {
+    let x = r["boardXSize"].as_u64().expect("boardXSize") as usize;
+    let y = r["boardYSize"].as_u64().expect("boardYSize") as usize;
+    let size = BoardSize::new(x, y).expect("size");
+    let komi = r["komi"].as_f64().expect("komi") as f32;
+    let rules = Rules::parse_with_komi(r["rules"].as_str().expect("rules"), komi).expect("rules");
+    let handicap: Vec<Loc> = r["handicapStones"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|s| size.parse_loc(s.as_str().expect("vertex")).expect("vertex"))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut g = if handicap.is_empty() {
+        Game::new(size, rules)
+    } else {
+        Game::with_handicap(size, rules, &handicap).expect("handicap")
+    };
+    for m in r["moves"].as_array().expect("moves") {
+        let pla: Player = m[0].as_str().expect("colour").parse().expect("colour");
+        let mv = size
+            .parse_move(m[1].as_str().expect("vertex"))
+            .expect("vertex");
+        g.play_tolerant(pla, mv).expect("golden move is legal");
+    }
+    let next: Player = r["nextPlayer"]
+        .as_str()
+        .expect("nextPlayer")
+        .parse()
+        .expect("colour");
+    assert_eq!(g.to_move(), next, "{}: side to move", r["id"]);
+    g
+}
+
+/// Worst absolute error per output kind over a file.
+#[derive(Default)]
+struct Worst(BTreeMap<&'static str, f64>);
+
+impl Worst {
+    fn add(&mut self, kind: &'static str, err: f64) {
+        let w = self.0.entry(kind).or_insert(0.0);
+        *w = w.max(err);
+    }
+
+    fn line(&self) -> String {
+        let parts: Vec<String> = self.0.iter().map(|(k, v)| format!("{k} {v:.2e}")).collect();
+        parts.join(", ")
+    }
+}
+
+/// Compares one output with KataGo's; returns the reasons it disagrees (empty if it agrees).
+fn compare(ours: &NnOutput, expected: &Value, version: u32, worst: &mut Worst) -> Vec<String> {
+    let mut bad = Vec::new();
+    let mut check = |kind: &'static str, got: f64, want: f64, tol: f64| {
+        let err = (got - want).abs();
+        worst.add(kind, err);
+        if !(err <= tol) {
+            bad.push(format!("{kind}: {got} vs {want}"));
+        }
+    };
+    let num = |k: &str| expected[k].as_f64().unwrap_or_else(|| panic!("{k}"));
+    let policy = expected["policy"].as_array().expect("policy");
+    assert_eq!(policy.len() + 1, ours.policy.len(), "policy length");
+    let mut legal_mismatch = 0;
+    for (p, want) in ours.policy.iter().zip(policy) {
+        match want.as_f64() {
+            Some(w) if *p >= 0.0 => check("policy", *p as f64, w, PROB_TOL),
+            None if *p < 0.0 => {}
+            _ => legal_mismatch += 1,
+        }
+    }
+    check(
+        "policy",
+        ours.policy[policy.len()] as f64,
+        num("policyPass"),
+        PROB_TOL,
+    );
+    check("value", ours.white_win as f64, num("whiteWin"), PROB_TOL);
+    check("value", ours.white_loss as f64, num("whiteLoss"), PROB_TOL);
+    check("value", ours.no_result as f64, num("noResult"), PROB_TOL);
+    let mean = ours.white_score_mean as f64;
+    check("score", mean, num("whiteScoreSelfplay"), SCORE_TOL);
+    check("lead", ours.white_lead as f64, num("whiteLead"), SCORE_TOL);
+    // The mean square is compared through the stdev it implies, in points.
+    let stdev = |sq: f64, m: f64| (sq - m * m).max(0.0).sqrt();
+    let want_mean = num("whiteScoreSelfplay");
+    check(
+        "score stdev",
+        stdev(ours.white_score_mean_sq as f64, mean),
+        stdev(num("whiteScoreSelfplaySq"), want_mean),
+        SCORE_TOL,
+    );
+    if version >= 9 {
+        check(
+            "short-term",
+            ours.var_time_left as f64,
+            num("varTimeLeft"),
+            SCORE_TOL,
+        );
+        check(
+            "short-term",
+            ours.shortterm_winloss_error as f64,
+            num("shorttermWinlossError"),
+            PROB_TOL,
+        );
+        check(
+            "short-term",
+            ours.shortterm_score_error as f64,
+            num("shorttermScoreError"),
+            SCORE_TOL,
+        );
+    } else {
+        // KataGo reports -1 for these before version 9.
+        for k in [
+            "varTimeLeft",
+            "shorttermWinlossError",
+            "shorttermScoreError",
+        ] {
+            assert_eq!(num(k), -1.0, "{k}");
+        }
+        assert_eq!(ours.var_time_left, -1.0);
+    }
+    let own = ours.white_ownership.as_ref().expect("ownership");
+    for (o, w) in own
+        .iter()
+        .zip(expected["whiteOwnership"].as_array().expect("own"))
+    {
+        check(
+            "ownership",
+            *o as f64,
+            w.as_f64().expect("number"),
+            OWNERSHIP_TOL,
+        );
+    }
+    if legal_mismatch > 0 {
+        bad.push(format!("{legal_mismatch} points legal on one side only"));
+    }
+    bad
+}
+
+/// One backend per board size, built from the model as KataGo's GTP does (exact size).
+type MakeBackend<'a> = &'a dyn Fn(&LoadedModel) -> Option<Arc<dyn Backend>>;
+
+/// Runs every record of `file` through `make`'s backends; returns (agreed, total).
+fn run_file(
+    label: &str,
+    file: &str,
+    records: &[Value],
+    desc: &ModelDesc,
+    make: MakeBackend<'_>,
+) -> Option<(usize, usize)> {
+    let mut evaluators: BTreeMap<(usize, usize), Evaluator> = BTreeMap::new();
+    let mut worst = Worst::default();
+    let mut agreed = 0;
+    for r in records {
+        let game = replay(r);
+        let size = game.board().size();
+        let key = (size.width(), size.height());
+        if !evaluators.contains_key(&key) {
+            let proto = build_graph(desc, &BuildOptions::new(key.0, key.1).exact(true))
+                .expect("graph builds");
+            let model = LoadedModel::from_proto(proto).expect("graph honours the contract");
+            let backend = make(&model)?;
+            let config = EvaluatorConfig {
+                cache_entries: 0,
+                ..EvaluatorConfig::default()
+            };
+            let ev = Evaluator::new(backend, model.metadata, config).expect("evaluator");
+            evaluators.insert(key, ev);
+        }
+        let ev = &evaluators[&key];
+        let out = ev
+            .evaluate(&game, &EvalOptions::default())
+            .expect("evaluates");
+        let mut bad = compare(
+            &out,
+            &r["outputFullPrecision"],
+            desc.model_version,
+            &mut worst,
+        );
+        if let Some(expected) = r.get("outputDefaultOptimism") {
+            let opts = EvalOptions {
+                policy: PolicyOptions {
+                    optimism: GTP_OPTIMISM,
+                    ..PolicyOptions::default()
+                },
+                ..EvalOptions::default()
+            };
+            let opt = ev.evaluate(&game, &opts).expect("evaluates");
+            // Printed output: 6 decimals, so allow the rounding on top of the tolerance.
+            let policy = expected["policy"].as_array().expect("policy");
+            for (p, w) in opt.policy.iter().zip(policy) {
+                if let Some(w) = w.as_f64() {
+                    let err = (*p as f64 - w).abs();
+                    worst.add("policy (optimism 0.2)", err);
+                    if err > PROB_TOL + 5e-7 {
+                        bad.push(format!("optimistic policy {p} vs {w}"));
+                    }
+                }
+            }
+        }
+        if bad.is_empty() {
+            agreed += 1;
+        } else {
+            println!("  {}: {}", r["id"], bad.join("; "));
+        }
+    }
+    println!(
+        "golden {file}{label}: {agreed}/{} agree\n  worst errors: {}",
+        records.len(),
+        worst.line()
+    );
+    Some((agreed, records.len()))
+}
+
+fn tract_backend(model: &LoadedModel) -> Option<Arc<dyn Backend>> {
+    let options = TractOptions {
+        threads: 2,
+        ..TractOptions::default()
+    };
+    Some(Arc::new(
+        TractBackend::new(model, options).expect("tract backend"),
+    ))
+}
+
+fn check_file(file: &str, model: &str, label: &str, make: MakeBackend<'_>) {
+    let Some((records, desc)) = golden(file, model) else {
+        return;
+    };
+    if let Some((agreed, total)) = run_file(label, file, &records, &desc, make) {
+        assert_eq!(
+            agreed, total,
+            "{file}{label}: positions disagree with KataGo"
+        );
+    }
+}
+
+#[test]
+fn b6c96_agrees_with_katago_through_tract() {
+    check_file(
+        "katago-rawnn-g170-b6c96.jsonl",
+        "g170-b6c96.bin.gz",
+        "",
+        &tract_backend,
+    );
+}
+
+#[test]
+fn b10c384_transformer_agrees_with_katago_through_tract() {
+    check_file(
+        "katago-rawnn-b10c384h6nbttflrs.jsonl",
+        "b10c384h6nbttflrs.bin.gz",
+        "",
+        &tract_backend,
+    );
+}
+
+#[cfg(feature = "ort")]
+mod ort {
+    use super::*;
+    use tengen_nn::backend::ort::{OrtBackend, OrtOptions, ORT_DYLIB_PATH};
+
+    fn ort_backend(model: &LoadedModel) -> Option<Arc<dyn Backend>> {
+        if std::env::var_os(ORT_DYLIB_PATH).is_none_or(|p| p.is_empty()) {
+            println!("golden (ort): skipped ({ORT_DYLIB_PATH} is not set)");
+            return None;
+        }
+        let options = OrtOptions {
+            intra_threads: 2,
+            ..OrtOptions::default()
+        };
+        Some(Arc::new(
+            OrtBackend::new(model, options).expect("ort backend"),
+        ))
+    }
+
+    #[test]
+    fn b6c96_agrees_with_katago_through_ort() {
+        check_file(
+            "katago-rawnn-g170-b6c96.jsonl",
+            "g170-b6c96.bin.gz",
+            " (ort)",
+            &ort_backend,
+        );
+    }
+
+    #[test]
+    fn b10c384_transformer_agrees_with_katago_through_ort() {
+        check_file(
+            "katago-rawnn-b10c384h6nbttflrs.jsonl",
+            "b10c384h6nbttflrs.bin.gz",
+            " (ort)",
+            &ort_backend,
+        );
+    }
+}
