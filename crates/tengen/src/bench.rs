@@ -1,17 +1,51 @@
 //! `tengen bench`: speed measurements of the engine's parts on the device.
 
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{ensure, Context, Result};
+use anyhow::{bail, ensure, Context, Result};
 use clap::{Args, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use tengen_nn::backend::tract::{TractBackend, TractOptions};
+use tengen_nn::backend::{Backend, BatchInput, BatchOutput};
+use tengen_nn::features::{fill_row_v7, InputParams, NUM_GLOBAL, NUM_SPATIAL};
+use tengen_nn::onnx::load::LoadedModel;
 use tengen_rules::playout::random_playout;
-use tengen_rules::{Board, BoardSize, Player};
+use tengen_rules::{Board, BoardSize, Game, Move, Player, Rules};
+
+use crate::network;
 
 /// What to measure.
 #[derive(Subcommand, Debug)]
 pub enum BenchCommand {
     /// Uniformly random legal playouts (no filling of one's own eyes) from an empty board.
     Playouts(PlayoutArgs),
+    /// Network evaluations per second, per backend, thread count and batch size.
+    Nn(NnArgs),
+}
+
+/// Options of `tengen bench nn`.
+#[derive(Args, Debug)]
+pub struct NnArgs {
+    /// The network: a KataGo `.bin.gz` (a graph is built per board size) or an `.onnx`/`.onnx.gz`.
+    #[arg(long)]
+    model: PathBuf,
+    /// Board sizes, e.g. `19,9`.
+    #[arg(long, value_delimiter = ',', default_value = "19")]
+    board: Vec<usize>,
+    /// Batch sizes, e.g. `1,8,16`.
+    #[arg(long, value_delimiter = ',', default_value = "1,8,16")]
+    batch: Vec<usize>,
+    /// Cores each backend may use, e.g. `1,2`.
+    #[arg(long, value_delimiter = ',', default_value = "1")]
+    threads: Vec<usize>,
+    /// Backends: `tract`, and `ort` when built with the `ort` feature.
+    #[arg(long, value_delimiter = ',', default_value = "tract")]
+    backend: Vec<String>,
+    /// Seconds to measure each configuration for.
+    #[arg(long, default_value_t = 3.0)]
+    seconds: f64,
 }
 
 /// Options of `tengen bench playouts`.
@@ -35,7 +69,156 @@ pub struct PlayoutArgs {
 pub fn run(cmd: BenchCommand) -> Result<()> {
     match cmd {
         BenchCommand::Playouts(a) => playouts(a),
+        BenchCommand::Nn(a) => nn(a),
     }
+}
+
+/// Inputs of `rows` different positions from random legal games, for `model`'s buffer.
+fn bench_inputs(
+    size: BoardSize,
+    model: &LoadedModel,
+    rows: usize,
+) -> Result<(Vec<f32>, Vec<f32>, Vec<f32>)> {
+    let (x_len, y_len) = (
+        model.metadata.nn_x_len as usize,
+        model.metadata.nn_y_len as usize,
+    );
+    let plane = x_len * y_len;
+    let mut rng = fastrand::Rng::with_seed(11);
+    let (mut spatial, mut global, mut mask) = (Vec::new(), Vec::new(), Vec::new());
+    for r in 0..rows {
+        let mut g = Game::new(size, Rules::chinese());
+        // Positions from the opening to the middle game.
+        for _ in 0..(10 + 7 * r) % (size.area() / 2) {
+            let legal: Vec<Move> = g
+                .legal_moves()
+                .into_iter()
+                .filter(|&m| m != Move::Pass)
+                .collect();
+            if legal.is_empty() {
+                break;
+            }
+            g.play(legal[rng.usize(..legal.len())])?;
+        }
+        let mut s = vec![0f32; NUM_SPATIAL * plane];
+        let mut gl = vec![0f32; NUM_GLOBAL];
+        fill_row_v7(
+            &g,
+            g.to_move(),
+            &InputParams::default(),
+            x_len,
+            y_len,
+            &mut s,
+            &mut gl,
+        )?;
+        mask.extend_from_slice(&s[..plane]);
+        spatial.extend_from_slice(&s);
+        global.extend_from_slice(&gl);
+    }
+    Ok((spatial, global, mask))
+}
+
+fn make_backend(
+    kind: &str,
+    model: &LoadedModel,
+    threads: usize,
+    max_batch: usize,
+) -> Result<Arc<dyn Backend>> {
+    Ok(match kind {
+        "tract" => Arc::new(TractBackend::new(
+            model,
+            TractOptions {
+                threads,
+                max_batch,
+                ..TractOptions::default()
+            },
+        )?),
+        #[cfg(feature = "ort")]
+        "ort" => Arc::new(tengen_nn::backend::ort::OrtBackend::new(
+            model,
+            tengen_nn::backend::ort::OrtOptions {
+                intra_threads: threads,
+                max_batch,
+                ..Default::default()
+            },
+        )?),
+        #[cfg(not(feature = "ort"))]
+        "ort" => bail!("this tengen was built without the `ort` feature"),
+        other => bail!("unknown backend {other:?} (tract, ort)"),
+    })
+}
+
+fn nn(a: NnArgs) -> Result<()> {
+    ensure!(
+        a.seconds > 0.0 && a.seconds.is_finite(),
+        "--seconds must be positive"
+    );
+    ensure!(
+        a.batch.iter().all(|&b| b >= 1),
+        "batch sizes must be at least 1"
+    );
+    ensure!(
+        a.threads.iter().all(|&t| t >= 1),
+        "thread counts must be at least 1"
+    );
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let total = (a.board.len() * a.backend.len() * a.threads.len() * a.batch.len()) as u64;
+    let bar = ProgressBar::new(total).with_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let max_batch = a.batch.iter().copied().max().unwrap_or(1);
+    let mut rows_out = Vec::new();
+    for &n in &a.board {
+        let size = BoardSize::square(n).with_context(|| format!("--board {n}"))?;
+        let model = network::load_for_board(&a.model, size)?;
+        let (spatial, global, mask) = bench_inputs(size, &model, max_batch)?;
+        for kind in &a.backend {
+            for &threads in &a.threads {
+                let backend = make_backend(kind, &model, threads, max_batch)?;
+                for &batch in &a.batch {
+                    bar.set_message(format!("{n}x{n} {kind} threads {threads} batch {batch}"));
+                    let shape = *backend.shape();
+                    let input = BatchInput {
+                        rows: batch,
+                        spatial: &spatial[..batch * shape.spatial_len()],
+                        global: &global[..batch * shape.global_channels],
+                        meta: None,
+                        mask: &mask[..batch * shape.mask_len()],
+                    };
+                    let mut out = BatchOutput::new();
+                    backend.evaluate(&input, &mut out)?; // warm-up: builds the plan
+                    let budget = Duration::from_secs_f64(a.seconds);
+                    let start = Instant::now();
+                    let mut evals = 0usize;
+                    while start.elapsed() < budget {
+                        backend.evaluate(&input, &mut out)?;
+                        evals += batch;
+                    }
+                    let rate = evals as f64 / start.elapsed().as_secs_f64();
+                    rows_out.push(format!(
+                        "{:<7} {:<6} {:>7} {:>5} {:>10.1}",
+                        format!("{n}x{n}"),
+                        kind,
+                        threads,
+                        batch,
+                        rate
+                    ));
+                    bar.inc(1);
+                }
+            }
+        }
+    }
+    bar.finish_and_clear();
+    println!("network {} on {cores} core(s)", a.model.display());
+    println!(
+        "{:<7} {:<6} {:>7} {:>5} {:>10}",
+        "board", "backend", "threads", "batch", "evals/s"
+    );
+    for r in rows_out {
+        println!("{r}");
+    }
+    Ok(())
 }
 
 fn playouts(a: PlayoutArgs) -> Result<()> {

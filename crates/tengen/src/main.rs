@@ -1,6 +1,8 @@
 //! `tengen`: the Go engine and appliance daemon. Each subcommand is one tool.
 
 mod bench;
+mod convert;
+mod network;
 mod score;
 
 use clap::{Parser, Subcommand};
@@ -18,6 +20,8 @@ enum Command {
     /// Measure the engine's speed on this machine.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// Convert a KataGo network (.bin.gz) to an ONNX graph that follows KataGo's ONNX contract.
+    Convert(convert::ConvertArgs),
     /// Show how a rules name, KataGo JSON rules object or compact rules string is understood.
     Rules(score::RulesArgs),
     /// Replay an SGF game record and score its final position.
@@ -29,6 +33,7 @@ fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Bench(b) => bench::run(b),
+        Command::Convert(c) => convert::run(c),
         Command::Rules(r) => score::rules(r),
         Command::Score(s) => score::score(s),
     };

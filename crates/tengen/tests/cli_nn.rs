@@ -1,0 +1,156 @@
+//! `tengen convert` and `tengen bench nn` driven as a user would: the real binary, real model
+//! files from ../shared, and bad inputs that must end in a clear error, not a panic.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use tengen_nn::onnx::load::{load_path, DEFAULT_MAX_MODEL_BYTES};
+
+fn shared_model() -> Option<PathBuf> {
+    let dir = std::env::var_os("TENGEN_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared")));
+    let model = dir.join("models/g170-b6c96.bin.gz");
+    if model.is_file() {
+        Some(model)
+    } else {
+        println!("skipped: {} not found (set TENGEN_SHARED)", model.display());
+        None
+    }
+}
+
+fn tengen(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tengen"))
+        .args(args)
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("tengen runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Asserts a failed run with a message and without a panic.
+fn assert_clean_failure(out: &Output, needle: &str) {
+    let err = text(&out.stderr);
+    assert!(!out.status.success(), "expected failure, stderr: {err}");
+    assert!(!err.contains("panicked"), "panic: {err}");
+    assert!(err.contains(needle), "stderr lacks {needle:?}: {err}");
+}
+
+fn convert(model: &Path, out: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "convert",
+        model.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    tengen(&args)
+}
+
+#[test]
+fn convert_writes_graphs_the_loader_accepts() {
+    let Some(model) = shared_model() else { return };
+    let dir = tempfile::tempdir().unwrap();
+
+    let masked = dir.path().join("b6.onnx");
+    let out = convert(&model, &masked, &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let loaded = load_path(&masked, DEFAULT_MAX_MODEL_BYTES).expect("masked graph loads");
+    let m = &loaded.metadata;
+    assert_eq!((m.nn_x_len, m.nn_y_len), (19, 19));
+    assert!(!m.require_exact_nn_len);
+    assert_eq!(m.model_version, 8);
+
+    let exact = dir.path().join("b6-9x13.onnx.gz");
+    let out = convert(
+        &model,
+        &exact,
+        &["--board", "9x13", "--exact", "--name", "nine"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let bytes = std::fs::read(&exact).unwrap();
+    assert_eq!(&bytes[..2], &[0x1f, 0x8b], "written gzip-compressed");
+    let loaded = load_path(&exact, DEFAULT_MAX_MODEL_BYTES).expect("gzip graph loads");
+    let m = &loaded.metadata;
+    assert_eq!((m.nn_x_len, m.nn_y_len), (9, 13));
+    assert!(m.require_exact_nn_len);
+    assert_eq!(m.name, "nine");
+
+    // Only the two graphs: no temporary file is left behind.
+    let mut names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["b6-9x13.onnx.gz", "b6.onnx"]);
+}
+
+#[test]
+fn convert_rejects_bad_input_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_path = dir.path().join("x.onnx");
+
+    let out = convert(&dir.path().join("missing.bin.gz"), &out_path, &[]);
+    assert_clean_failure(&out, "missing.bin.gz");
+
+    let garbage = dir.path().join("garbage.bin.gz");
+    std::fs::write(&garbage, b"\x1f\x8b\x08\x00 this is not a model").unwrap();
+    let out = convert(&garbage, &out_path, &[]);
+    assert_clean_failure(&out, "garbage.bin.gz");
+
+    let text_model = dir.path().join("short.txt");
+    std::fs::write(&text_model, b"mymodel 8\n22 19\n").unwrap();
+    let out = convert(&text_model, &out_path, &[]);
+    assert_clean_failure(&out, "short.txt");
+    assert!(!out_path.exists(), "nothing written for a bad model");
+
+    if let Some(model) = shared_model() {
+        for board in ["abc", "30x30", "1"] {
+            let out = convert(&model, &out_path, &["--board", board]);
+            assert_clean_failure(&out, "board");
+        }
+    }
+}
+
+#[test]
+fn bench_nn_prints_one_row_per_configuration() {
+    let Some(model) = shared_model() else { return };
+    let out = tengen(&[
+        "bench",
+        "nn",
+        "--model",
+        model.to_str().unwrap(),
+        "--board",
+        "9",
+        "--batch",
+        "1,2",
+        "--threads",
+        "1",
+        "--seconds",
+        "0.2",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let rows: Vec<&str> = stdout.lines().filter(|l| l.starts_with("9x9")).collect();
+    assert_eq!(rows.len(), 2, "{stdout}");
+    for (row, batch) in rows.iter().zip(["1", "2"]) {
+        let cols: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(cols[..4], ["9x9", "tract", "1", batch], "{row}");
+        let rate: f64 = cols[4].parse().unwrap();
+        assert!(rate > 0.0, "{row}");
+    }
+    assert!(stdout.contains("core(s)"), "{stdout}");
+
+    let out = tengen(&[
+        "bench",
+        "nn",
+        "--model",
+        model.to_str().unwrap(),
+        "--backend",
+        "gpu9",
+    ]);
+    assert_clean_failure(&out, "unknown backend");
+}
