@@ -315,6 +315,41 @@ mod ort {
     }
 
     #[test]
+    fn ort_sub_batches_give_the_whole_batch_answers() {
+        if !library_configured() {
+            eprintln!("ort_sub_batches_give_the_whole_batch_answers: skipped ({ORT_DYLIB_PATH} is not set)");
+            return;
+        }
+        let model = loaded(&meta(9, 9), &SyntheticNet::tiny(26));
+        let whole = OrtBackend::new(
+            &model,
+            OrtOptions {
+                sub_batch: Some(usize::MAX),
+                ..OrtOptions::default()
+            },
+        )
+        .unwrap();
+        let inputs = Inputs::random(whole.shape(), 7, 27);
+        let mut expected = BatchOutput::new();
+        whole.evaluate(&inputs.batch(), &mut expected).unwrap();
+        for sub in [1, 3, 7] {
+            let ort = OrtBackend::new(
+                &model,
+                OrtOptions {
+                    sub_batch: Some(sub),
+                    intra_threads: 1,
+                    ..OrtOptions::default()
+                },
+            )
+            .unwrap();
+            let mut out = BatchOutput::new();
+            ort.evaluate(&inputs.batch(), &mut out).unwrap();
+            let diff = max_diff(&out, &expected);
+            assert!(diff <= 1e-5, "sub-batch {sub}: differs by {diff}");
+        }
+    }
+
+    #[test]
     fn gpu_chain_falls_back_to_cpu() {
         if !library_configured() {
             eprintln!("gpu_chain_falls_back_to_cpu: skipped ({ORT_DYLIB_PATH} is not set)");

@@ -43,9 +43,13 @@ pub struct NnArgs {
     /// Backends: `tract`, and `ort` when built with the `ort` feature.
     #[arg(long, value_delimiter = ',', default_value = "tract")]
     backend: Vec<String>,
-    /// Seconds to measure each configuration for.
+    /// Seconds to measure each configuration for, in all rounds together.
     #[arg(long, default_value_t = 3.0)]
     seconds: f64,
+    /// Rounds over all configurations; the median round is reported. Interleaving the
+    /// configurations keeps a shared or throttled machine's drift out of the comparison.
+    #[arg(long, default_value_t = 3)]
+    rounds: usize,
 }
 
 /// Options of `tengen bench playouts`.
@@ -148,11 +152,22 @@ fn make_backend(
     })
 }
 
+/// One measured configuration of `tengen bench nn`.
+struct NnCase {
+    label: String,
+    backend: Arc<dyn Backend>,
+    batch: usize,
+    /// Index into the per-board inputs.
+    board: usize,
+    rates: Vec<f64>,
+}
+
 fn nn(a: NnArgs) -> Result<()> {
     ensure!(
         a.seconds > 0.0 && a.seconds.is_finite(),
         "--seconds must be positive"
     );
+    ensure!(a.rounds >= 1, "--rounds must be at least 1");
     ensure!(
         a.batch.iter().all(|&b| b >= 1),
         "batch sizes must be at least 1"
@@ -162,61 +177,79 @@ fn nn(a: NnArgs) -> Result<()> {
         "thread counts must be at least 1"
     );
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let total = (a.board.len() * a.backend.len() * a.threads.len() * a.batch.len()) as u64;
-    let bar = ProgressBar::new(total).with_style(
-        ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
     let max_batch = a.batch.iter().copied().max().unwrap_or(1);
-    let mut rows_out = Vec::new();
+    let mut inputs = Vec::new();
+    let mut cases = Vec::new();
     for &n in &a.board {
         let size = BoardSize::square(n).with_context(|| format!("--board {n}"))?;
         let model = network::load_for_board(&a.model, size)?;
-        let (spatial, global, mask) = bench_inputs(size, &model, max_batch)?;
+        inputs.push(bench_inputs(size, &model, max_batch)?);
         for kind in &a.backend {
             for &threads in &a.threads {
                 let backend = make_backend(kind, &model, threads, max_batch)?;
                 for &batch in &a.batch {
-                    bar.set_message(format!("{n}x{n} {kind} threads {threads} batch {batch}"));
-                    let shape = *backend.shape();
-                    let input = BatchInput {
-                        rows: batch,
-                        spatial: &spatial[..batch * shape.spatial_len()],
-                        global: &global[..batch * shape.global_channels],
-                        meta: None,
-                        mask: &mask[..batch * shape.mask_len()],
-                    };
-                    let mut out = BatchOutput::new();
-                    backend.evaluate(&input, &mut out)?; // warm-up: builds the plan
-                    let budget = Duration::from_secs_f64(a.seconds);
-                    let start = Instant::now();
-                    let mut evals = 0usize;
-                    while start.elapsed() < budget {
-                        backend.evaluate(&input, &mut out)?;
-                        evals += batch;
-                    }
-                    let rate = evals as f64 / start.elapsed().as_secs_f64();
-                    rows_out.push(format!(
-                        "{:<7} {:<6} {:>7} {:>5} {:>10.1}",
-                        format!("{n}x{n}"),
-                        kind,
-                        threads,
+                    cases.push(NnCase {
+                        label: format!(
+                            "{:<7} {:<6} {:>7} {:>5}",
+                            format!("{n}x{n}"),
+                            kind,
+                            threads,
+                            batch
+                        ),
+                        backend: backend.clone(),
                         batch,
-                        rate
-                    ));
-                    bar.inc(1);
+                        board: inputs.len() - 1,
+                        rates: Vec::new(),
+                    });
                 }
             }
         }
     }
+    let bar = ProgressBar::new((cases.len() * a.rounds) as u64).with_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let budget = Duration::from_secs_f64(a.seconds / a.rounds as f64);
+    let mut out = BatchOutput::new();
+    for round in 0..a.rounds {
+        for case in &mut cases {
+            bar.set_message(format!("round {} {}", round + 1, case.label.trim()));
+            let (spatial, global, mask) = &inputs[case.board];
+            let shape = *case.backend.shape();
+            let input = BatchInput {
+                rows: case.batch,
+                spatial: &spatial[..case.batch * shape.spatial_len()],
+                global: &global[..case.batch * shape.global_channels],
+                meta: None,
+                mask: &mask[..case.batch * shape.mask_len()],
+            };
+            if round == 0 {
+                case.backend.evaluate(&input, &mut out)?; // warm-up: builds the plan
+            }
+            let start = Instant::now();
+            let mut evals = 0usize;
+            while start.elapsed() < budget {
+                case.backend.evaluate(&input, &mut out)?;
+                evals += case.batch;
+            }
+            case.rates
+                .push(evals as f64 / start.elapsed().as_secs_f64());
+            bar.inc(1);
+        }
+    }
     bar.finish_and_clear();
-    println!("network {} on {cores} core(s)", a.model.display());
+    println!(
+        "network {} on {cores} core(s), median of {} rounds",
+        a.model.display(),
+        a.rounds
+    );
     println!(
         "{:<7} {:<6} {:>7} {:>5} {:>10}",
         "board", "backend", "threads", "batch", "evals/s"
     );
-    for r in rows_out {
-        println!("{r}");
+    for case in &mut cases {
+        case.rates.sort_by(f64::total_cmp);
+        println!("{} {:>10.1}", case.label, case.rates[case.rates.len() / 2]);
     }
     Ok(())
 }

@@ -251,3 +251,33 @@ pub(crate) fn output_lens(shape: &IoShape) -> [usize; 5] {
         shape.ownership_len(),
     ]
 }
+
+/// The output buffers as mutable slices, in the contract's order.
+pub(crate) fn output_slices<'a>(
+    output: &'a mut BatchOutput,
+    shape: &IoShape,
+) -> [&'a mut [f32]; 5] {
+    let [a, b, c, d, e] = output.buffers_mut(shape);
+    [
+        a.0.as_mut_slice(),
+        b.0.as_mut_slice(),
+        c.0.as_mut_slice(),
+        d.0.as_mut_slice(),
+        e.0.as_mut_slice(),
+    ]
+}
+
+/// Splits each output slice after `rows` rows.
+pub(crate) fn split_outputs<'a>(
+    out: [&'a mut [f32]; 5],
+    lens: &[usize; 5],
+    rows: usize,
+) -> ([&'a mut [f32]; 5], [&'a mut [f32]; 5]) {
+    let [a, b, c, d, e] = out;
+    let (a0, a1) = a.split_at_mut(lens[0] * rows);
+    let (b0, b1) = b.split_at_mut(lens[1] * rows);
+    let (c0, c1) = c.split_at_mut(lens[2] * rows);
+    let (d0, d1) = d.split_at_mut(lens[3] * rows);
+    let (e0, e1) = e.split_at_mut(lens[4] * rows);
+    ([a0, b0, c0, d0, e0], [a1, b1, c1, d1, e1])
+}

@@ -18,7 +18,7 @@ use tract_onnx::prelude::{
     ToDim, TractError, TractResult, TypedModel, TypedRunnableModel, TypedSimpleState,
 };
 
-use super::io::{output_lens, OUTPUT_NAMES};
+use super::io::{output_lens, output_slices, split_outputs, OUTPUT_NAMES};
 use super::{panic_message, Backend, BackendError, BatchInput, BatchOutput, IoShape};
 use crate::onnx::load::LoadedModel;
 
@@ -422,33 +422,6 @@ fn output_index(proto: &ModelProto) -> Result<[usize; 5], BackendError> {
             .ok_or_else(|| BackendError::Tract(format!("graph has no output {name}")))?;
     }
     Ok(index)
-}
-
-/// The output buffers as mutable slices, in the contract's order.
-fn output_slices<'a>(output: &'a mut BatchOutput, shape: &IoShape) -> [&'a mut [f32]; 5] {
-    let [a, b, c, d, e] = output.buffers_mut(shape);
-    [
-        a.0.as_mut_slice(),
-        b.0.as_mut_slice(),
-        c.0.as_mut_slice(),
-        d.0.as_mut_slice(),
-        e.0.as_mut_slice(),
-    ]
-}
-
-/// Splits each output slice after `rows` rows.
-fn split_outputs<'a>(
-    out: [&'a mut [f32]; 5],
-    lens: &[usize; 5],
-    rows: usize,
-) -> ([&'a mut [f32]; 5], [&'a mut [f32]; 5]) {
-    let [a, b, c, d, e] = out;
-    let (a0, a1) = a.split_at_mut(lens[0] * rows);
-    let (b0, b1) = b.split_at_mut(lens[1] * rows);
-    let (c0, c1) = c.split_at_mut(lens[2] * rows);
-    let (d0, d1) = d.split_at_mut(lens[3] * rows);
-    let (e0, e1) = e.split_at_mut(lens[4] * rows);
-    ([a0, b0, c0, d0, e0], [a1, b1, c1, d1, e1])
 }
 
 fn tract_error(e: TractError) -> BackendError {
