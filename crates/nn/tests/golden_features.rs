@@ -3,8 +3,9 @@
 //! `pgx-go.jsonl`; plus symmetry and ladder checks and a property test that features
 //! commute with the board symmetries.
 
-use std::path::PathBuf;
+mod common;
 
+use common::{replay, shared_dir};
 use proptest::prelude::*;
 use serde_json::Value;
 use tengen_nn::features::v7::{spatial, InputParams, V7Encoder, NUM_GLOBAL, NUM_SPATIAL};
@@ -12,14 +13,6 @@ use tengen_nn::features::{pgx_observation, LadderSearch, Layout, Symmetry, PGX_P
 use tengen_rules::{Board, BoardSize, Game, Loc, Move, PgxGame, Player, Rules};
 
 // ---------------------------------------------------------------- reference data
-
-/// The shared reference-data folder: `$TENGEN_SHARED`, else `shared` beside the repository.
-fn shared_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("TENGEN_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared")));
-    dir.join("golden").is_dir().then_some(dir)
-}
 
 /// The records of a golden JSONL file, or `None` (after saying so) when it is absent.
 fn golden_records(file: &str) -> Option<Vec<Value>> {
@@ -57,38 +50,6 @@ fn floats(v: &Value) -> Vec<f32> {
         .collect()
 }
 
-/// Rebuilds a feature position as KataGo's GTP does: rules by name, free handicap, then
-/// every move played tolerantly (cleanup phases prevented, the default).
-fn rebuild_game(r: &Value) -> (Game, Player) {
-    let x = r["boardXSize"].as_u64().expect("x") as usize;
-    let y = r["boardYSize"].as_u64().expect("y") as usize;
-    let size = BoardSize::new(x, y).expect("size");
-    let komi = r["komi"].as_f64().expect("komi") as f32;
-    let rules = Rules::parse_with_komi(str_of(r, "rules"), komi).expect("rules");
-    let handicap: Vec<Loc> = r["handicapStones"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .map(|s| size.parse_loc(s.as_str().expect("vertex")).expect("vertex"))
-                .collect()
-        })
-        .unwrap_or_default();
-    let mut g = if handicap.is_empty() {
-        Game::new(size, rules)
-    } else {
-        Game::with_handicap(size, rules, &handicap).expect("handicap")
-    };
-    for m in r["moves"].as_array().expect("moves") {
-        let pla: Player = m[0].as_str().expect("colour").parse().expect("colour");
-        let mv = size
-            .parse_move(m[1].as_str().expect("vertex"))
-            .expect("vertex");
-        g.play_tolerant(pla, mv).expect("golden move");
-    }
-    let next: Player = str_of(r, "nextPlayer").parse().expect("colour");
-    (g, next)
-}
-
 /// Features of `pla` to move with a `x_len`x`y_len` buffer.
 fn features(
     enc: &mut V7Encoder,
@@ -124,7 +85,7 @@ fn katago_features_v7_golden() {
     let mut report = Vec::new();
     for r in &records {
         let id = str_of(r, "id");
-        let (g, pla) = rebuild_game(r);
+        let (g, pla) = replay(r);
         let size = g.board().size();
         let (w, h) = (size.width(), size.height());
         let (sp, gl) = features(&mut enc, &g, pla, w, h);

@@ -4,6 +4,8 @@
 //! `outputFullPrecision`). Runs on tract, and on ONNX Runtime too when built with the `ort`
 //! feature and `ORT_DYLIB_PATH` names a library.
 
+mod common;
+
 use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -17,7 +19,7 @@ use tengen_nn::model::{load_model, ModelDesc};
 use tengen_nn::onnx::build::{build_graph, BuildOptions};
 use tengen_nn::onnx::load::LoadedModel;
 use tengen_nn::postprocess::{NnOutput, PolicyOptions};
-use tengen_rules::{BoardSize, Game, Loc, Player, Rules};
+use tengen_rules::Game;
 
 /// Tolerances of the acceptance criteria.
 const PROB_TOL: f64 = 1e-4;
@@ -27,10 +29,7 @@ const OWNERSHIP_TOL: f64 = 1e-3;
 const GTP_OPTIMISM: f32 = 0.2;
 
 fn shared_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("TENGEN_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared")));
-    (dir.join("golden").is_dir() && dir.join("models").is_dir()).then_some(dir)
+    common::shared_dir().filter(|d| d.join("models").is_dir())
 }
 
 /// The golden records and the model, or `None` after saying why the file is skipped.
@@ -56,38 +55,9 @@ fn golden(file: &str, model: &str) -> Option<(Vec<Value>, ModelDesc)> {
     Some((records, desc))
 }
 
-/// Replays a record as KataGo's GTP did: rules by name, free handicap, then the moves.
+/// Replays a record; the game's side to move must be the one KataGo evaluated for.
 fn replay(r: &Value) -> Game {
-    let x = r["boardXSize"].as_u64().expect("boardXSize") as usize;
-    let y = r["boardYSize"].as_u64().expect("boardYSize") as usize;
-    let size = BoardSize::new(x, y).expect("size");
-    let komi = r["komi"].as_f64().expect("komi") as f32;
-    let rules = Rules::parse_with_komi(r["rules"].as_str().expect("rules"), komi).expect("rules");
-    let handicap: Vec<Loc> = r["handicapStones"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .map(|s| size.parse_loc(s.as_str().expect("vertex")).expect("vertex"))
-                .collect()
-        })
-        .unwrap_or_default();
-    let mut g = if handicap.is_empty() {
-        Game::new(size, rules)
-    } else {
-        Game::with_handicap(size, rules, &handicap).expect("handicap")
-    };
-    for m in r["moves"].as_array().expect("moves") {
-        let pla: Player = m[0].as_str().expect("colour").parse().expect("colour");
-        let mv = size
-            .parse_move(m[1].as_str().expect("vertex"))
-            .expect("vertex");
-        g.play_tolerant(pla, mv).expect("golden move is legal");
-    }
-    let next: Player = r["nextPlayer"]
-        .as_str()
-        .expect("nextPlayer")
-        .parse()
-        .expect("colour");
+    let (g, next) = common::replay(r);
     assert_eq!(g.to_move(), next, "{}: side to move", r["id"]);
     g
 }

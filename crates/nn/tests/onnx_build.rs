@@ -355,10 +355,17 @@ fn check_golden(
         worst.merge(&w);
     }
     let mode = if opts.exact { "exact" } else { "masked" };
-    println!("golden {golden_file}: {agreed}/{} agree", ps.len());
+    // The graph alone (KataGo's own input features), so the file's line is labelled apart
+    // from the end-to-end test's.
     println!(
-        "  ({}x{} {mode}) worst errors: policy {:.2e}, value {:.2e}, score {:.2e}, lead {:.2e}, ownership {:.2e}",
-        opts.x_len, opts.y_len, worst.policy, worst.value, worst.score, worst.lead, worst.ownership
+        "golden {golden_file} (graph on KataGo's features, {}x{} {mode}): {agreed}/{} agree",
+        opts.x_len,
+        opts.y_len,
+        ps.len()
+    );
+    println!(
+        "  worst errors: policy {:.2e}, value {:.2e}, score {:.2e}, lead {:.2e}, ownership {:.2e}",
+        worst.policy, worst.value, worst.score, worst.lead, worst.ownership
     );
     assert_eq!(agreed, ps.len(), "positions outside tolerance");
 }

@@ -203,19 +203,7 @@ impl Symmetry {
         x_len: usize,
         y_len: usize,
     ) -> Result<(), SymmetryError> {
-        self.check(src.len(), dst.len(), channels, x_len, y_len)?;
-        let plane = x_len * y_len;
-        let (w2, _) = self.shape(x_len, y_len);
-        for c in 0..channels {
-            let (s, d) = (&src[c * plane..][..plane], &mut dst[c * plane..][..plane]);
-            for y in 0..y_len {
-                for x in 0..x_len {
-                    let (sx, sy) = self.map_xy(x, y, x_len, y_len);
-                    d[sy * w2 + sx] = s[y * x_len + x];
-                }
-            }
-        }
-        Ok(())
+        self.copy_planes(src, dst, channels, x_len, y_len, true)
     }
 
     /// The inverse of [`Symmetry::apply_planes`] for outputs: `src` holds `channels` planes
@@ -230,6 +218,19 @@ impl Symmetry {
         x_len: usize,
         y_len: usize,
     ) -> Result<(), SymmetryError> {
+        self.copy_planes(src, dst, channels, x_len, y_len, false)
+    }
+
+    /// Copies planes from the original orientation to this symmetry's (`forward`) or back.
+    fn copy_planes(
+        self,
+        src: &[f32],
+        dst: &mut [f32],
+        channels: usize,
+        x_len: usize,
+        y_len: usize,
+        forward: bool,
+    ) -> Result<(), SymmetryError> {
         self.check(src.len(), dst.len(), channels, x_len, y_len)?;
         let plane = x_len * y_len;
         let (w2, _) = self.shape(x_len, y_len);
@@ -238,7 +239,12 @@ impl Symmetry {
             for y in 0..y_len {
                 for x in 0..x_len {
                     let (sx, sy) = self.map_xy(x, y, x_len, y_len);
-                    d[y * x_len + x] = s[sy * w2 + sx];
+                    let (original, mapped) = (y * x_len + x, sy * w2 + sx);
+                    if forward {
+                        d[mapped] = s[original];
+                    } else {
+                        d[original] = s[mapped];
+                    }
                 }
             }
         }
