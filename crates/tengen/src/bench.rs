@@ -50,6 +50,50 @@ pub struct NnArgs {
     /// configurations keeps a shared or throttled machine's drift out of the comparison.
     #[arg(long, default_value_t = 3)]
     rounds: usize,
+    #[command(flatten)]
+    ort: OrtArgs,
+}
+
+/// ONNX Runtime settings, used by `--backend ort`.
+#[derive(Args, Debug, Clone)]
+pub struct OrtArgs {
+    /// Execution providers to try in order: `tensorrt`, `cuda`, `cpu` (CPU is always the last resort).
+    #[arg(long, value_delimiter = ',', default_value = "cpu")]
+    ort_providers: Vec<String>,
+    /// The GPU CUDA and TensorRT run on.
+    #[arg(long, default_value_t = 0)]
+    ort_device: i32,
+    /// Let TensorRT run layers in FP16.
+    #[arg(long)]
+    ort_fp16: bool,
+    /// Directory for TensorRT's engine and timing caches (a restart then skips the engine build).
+    #[arg(long)]
+    ort_trt_cache: Option<PathBuf>,
+}
+
+#[cfg(feature = "ort")]
+impl OrtArgs {
+    /// The provider chain these settings name.
+    fn providers(&self) -> Result<Vec<tengen_nn::backend::ort::ExecutionProvider>> {
+        use tengen_nn::backend::ort::ExecutionProvider as Ep;
+        self.ort_providers
+            .iter()
+            .map(|p| {
+                Ok(match p.trim().to_ascii_lowercase().as_str() {
+                    "cpu" => Ep::Cpu,
+                    "cuda" => Ep::Cuda {
+                        device_id: self.ort_device,
+                    },
+                    "tensorrt" | "trt" => Ep::TensorRt {
+                        device_id: self.ort_device,
+                        fp16: self.ort_fp16,
+                        engine_cache_dir: self.ort_trt_cache.clone(),
+                    },
+                    other => bail!("unknown ONNX Runtime provider {other:?} (tensorrt, cuda, cpu)"),
+                })
+            })
+            .collect()
+    }
 }
 
 /// Options of `tengen bench playouts`.
@@ -127,6 +171,7 @@ fn make_backend(
     model: &LoadedModel,
     threads: usize,
     max_batch: usize,
+    #[cfg_attr(not(feature = "ort"), allow(unused_variables))] ort: &OrtArgs,
 ) -> Result<Arc<dyn Backend>> {
     Ok(match kind {
         "tract" => Arc::new(TractBackend::new(
@@ -143,6 +188,7 @@ fn make_backend(
             tengen_nn::backend::ort::OrtOptions {
                 intra_threads: threads,
                 max_batch,
+                providers: ort.providers()?,
                 ..Default::default()
             },
         )?),
@@ -186,7 +232,7 @@ fn nn(a: NnArgs) -> Result<()> {
         inputs.push(bench_inputs(size, &model, max_batch)?);
         for kind in &a.backend {
             for &threads in &a.threads {
-                let backend = make_backend(kind, &model, threads, max_batch)?;
+                let backend = make_backend(kind, &model, threads, max_batch, &a.ort)?;
                 for &batch in &a.batch {
                     cases.push(NnCase {
                         label: format!(
@@ -251,6 +297,10 @@ fn nn(a: NnArgs) -> Result<()> {
         case.rates.sort_by(f64::total_cmp);
         println!("{} {:>10.1}", case.label, case.rates[case.rates.len() / 2]);
     }
+    // Which device each backend settled on (ONNX Runtime may have fallen back to the CPU).
+    let mut names: Vec<&str> = cases.iter().map(|c| c.backend.name()).collect();
+    names.dedup();
+    println!("backends: {}", names.join(", "));
     Ok(())
 }
 

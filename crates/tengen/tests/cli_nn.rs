@@ -143,6 +143,7 @@ fn bench_nn_prints_one_row_per_configuration() {
         assert!(rate > 0.0, "{row}");
     }
     assert!(stdout.contains("core(s)"), "{stdout}");
+    assert!(stdout.contains("backends: tract"), "{stdout}");
 
     let out = tengen(&[
         "bench",
@@ -153,4 +154,52 @@ fn bench_nn_prints_one_row_per_configuration() {
         "gpu9",
     ]);
     assert_clean_failure(&out, "unknown backend");
+}
+
+/// With ONNX Runtime, a GPU chain on this GPU-less machine falls back to the CPU and says so;
+/// an unknown provider is refused.
+#[cfg(feature = "ort")]
+#[test]
+fn bench_nn_ort_falls_back_to_the_cpu() {
+    let Some(model) = shared_model() else { return };
+    if std::env::var_os("ORT_DYLIB_PATH").is_none_or(|p| p.is_empty()) {
+        println!("skipped: ORT_DYLIB_PATH is not set");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let base = [
+        "bench",
+        "nn",
+        "--model",
+        model.to_str().unwrap(),
+        "--board",
+        "9",
+        "--batch",
+        "1",
+        "--seconds",
+        "0.2",
+        "--rounds",
+        "1",
+        "--backend",
+        "ort",
+    ];
+    let cache = dir.path().to_str().unwrap();
+    let mut args = base.to_vec();
+    args.extend_from_slice(&[
+        "--ort-providers",
+        "tensorrt,cuda",
+        "--ort-fp16",
+        "--ort-trt-cache",
+        cache,
+    ]);
+    let out = tengen(&args);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("backends: ort CPU"), "{stdout}");
+    let rows: Vec<&str> = stdout.lines().filter(|l| l.starts_with("9x9")).collect();
+    assert_eq!(rows.len(), 1, "{stdout}");
+
+    let mut args = base.to_vec();
+    args.extend_from_slice(&["--ort-providers", "npu"]);
+    assert_clean_failure(&tengen(&args), "unknown ONNX Runtime provider");
 }
