@@ -1,6 +1,8 @@
 //! The `katago.*` metadata of KataGo's ONNX contract (docs/ONNX_Model_Files.md in KataGo):
 //! what a graph's inputs mean and how to decode its outputs.
 
+use crate::model::version;
+
 /// Post-processing multipliers of a model (KataGo's `ModelPostProcessParams`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PostProcessParams {
@@ -308,34 +310,17 @@ pub enum MetaError {
 
 /// The legal `katago.numInputChannels` for a model version (KataGo's `getNumSpatialFeatures`).
 pub fn spatial_channels_for(model_version: u32) -> Option<u32> {
-    match model_version {
-        3..=5 | 7..=17 => Some(22),
-        6 => Some(13),
-        _ => None,
-    }
+    version::num_spatial_features(model_version).map(|n| n as u32)
 }
 
 /// The legal `katago.numInputGlobalChannels` for a model version (KataGo's `getNumGlobalFeatures`).
 pub fn global_channels_for(model_version: u32) -> Option<u32> {
-    match model_version {
-        3..=5 => Some(14),
-        6 => Some(12),
-        7 => Some(16),
-        8..=17 => Some(19),
-        _ => None,
-    }
+    version::num_global_features(model_version).map(|n| n as u32)
 }
 
 /// KataGo's input-features version for a model version (`getInputsVersion`): Tengen's features are version 7.
 pub fn inputs_version_for(model_version: u32) -> Option<u32> {
-    match model_version {
-        3 | 4 => Some(3),
-        5 => Some(4),
-        6 => Some(5),
-        7 => Some(6),
-        8..=17 => Some(7),
-        _ => None,
-    }
+    version::inputs_version(model_version)
 }
 
 /// The legal `katago.numPolicyChannels` values for a model version (from KataGo's `PolicyHeadDesc`).
