@@ -299,6 +299,7 @@ fn nn(a: NnArgs) -> Result<()> {
     }
     // Which device each backend settled on (ONNX Runtime may have fallen back to the CPU).
     let mut names: Vec<&str> = cases.iter().map(|c| c.backend.name()).collect();
+    names.sort_unstable();
     names.dedup();
     println!("backends: {}", names.join(", "));
     Ok(())
