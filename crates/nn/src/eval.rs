@@ -212,6 +212,11 @@ impl Evaluator {
         &self.shared.meta
     }
 
+    /// The batching and caching settings in use (after clamping to the backend).
+    pub fn config(&self) -> &EvaluatorConfig {
+        &self.shared.config
+    }
+
     /// The network's input buffer size and channels.
     pub fn shape(&self) -> &IoShape {
         &self.shared.shape

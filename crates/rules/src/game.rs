@@ -95,7 +95,6 @@ pub struct Turn {
 }
 
 /// A game in progress or finished: the board plus all the history the rules need.
-#[derive(Clone)]
 pub struct Game {
     rules: Rules,
     options: GameOptions,
@@ -136,6 +135,88 @@ pub struct Game {
     white_has_moved: bool,
     past_normal_phase_end: bool,
     outcome: Option<Outcome>,
+}
+
+// By hand so that `clone_from` reuses the history vectors: search threads copy the
+// root game once per playout and must not allocate doing so.
+impl Clone for Game {
+    fn clone(&self) -> Game {
+        Game {
+            rules: self.rules,
+            options: self.options,
+            board: self.board.clone(),
+            to_move: self.to_move,
+            recent: self.recent.clone(),
+            recent_at: self.recent_at,
+            initial_board: self.initial_board.clone(),
+            initial_player: self.initial_player,
+            initial_phase: self.initial_phase,
+            initial_turn_number: self.initial_turn_number,
+            override_handicap: self.override_handicap,
+            turns: self.turns.clone(),
+            ko_hashes: self.ko_hashes.clone(),
+            ever_occupied: self.ever_occupied,
+            superko_banned: self.superko_banned,
+            consecutive_ending_passes: self.consecutive_ending_passes,
+            pass_hashes: self.pass_hashes.clone(),
+            phase: self.phase,
+            turns_this_phase: self.turns_this_phase,
+            approx_valid_turns_this_phase: self.approx_valid_turns_this_phase,
+            consec_valid_turns_this_game: self.consec_valid_turns_this_game,
+            ko_recap_blocked: self.ko_recap_blocked,
+            ko_recap_hash: self.ko_recap_hash,
+            cleanup_ko_captures: self.cleanup_ko_captures.clone(),
+            second_cleanup_start: self.second_cleanup_start,
+            white_bonus: self.white_bonus,
+            white_handicap_bonus: self.white_handicap_bonus,
+            button_available: self.button_available,
+            white_has_moved: self.white_has_moved,
+            past_normal_phase_end: self.past_normal_phase_end,
+            outcome: self.outcome,
+        }
+    }
+
+    fn clone_from(&mut self, source: &Game) {
+        self.rules.clone_from(&source.rules);
+        self.options.clone_from(&source.options);
+        self.board.clone_from(&source.board);
+        self.to_move.clone_from(&source.to_move);
+        self.recent.clone_from(&source.recent);
+        self.recent_at.clone_from(&source.recent_at);
+        self.initial_board.clone_from(&source.initial_board);
+        self.initial_player.clone_from(&source.initial_player);
+        self.initial_phase.clone_from(&source.initial_phase);
+        self.initial_turn_number
+            .clone_from(&source.initial_turn_number);
+        self.override_handicap.clone_from(&source.override_handicap);
+        self.turns.clone_from(&source.turns);
+        self.ko_hashes.clone_from(&source.ko_hashes);
+        self.ever_occupied.clone_from(&source.ever_occupied);
+        self.superko_banned.clone_from(&source.superko_banned);
+        self.consecutive_ending_passes
+            .clone_from(&source.consecutive_ending_passes);
+        self.pass_hashes.clone_from(&source.pass_hashes);
+        self.phase.clone_from(&source.phase);
+        self.turns_this_phase.clone_from(&source.turns_this_phase);
+        self.approx_valid_turns_this_phase
+            .clone_from(&source.approx_valid_turns_this_phase);
+        self.consec_valid_turns_this_game
+            .clone_from(&source.consec_valid_turns_this_game);
+        self.ko_recap_blocked.clone_from(&source.ko_recap_blocked);
+        self.ko_recap_hash.clone_from(&source.ko_recap_hash);
+        self.cleanup_ko_captures
+            .clone_from(&source.cleanup_ko_captures);
+        self.second_cleanup_start
+            .clone_from(&source.second_cleanup_start);
+        self.white_bonus.clone_from(&source.white_bonus);
+        self.white_handicap_bonus
+            .clone_from(&source.white_handicap_bonus);
+        self.button_available.clone_from(&source.button_available);
+        self.white_has_moved.clone_from(&source.white_has_moved);
+        self.past_normal_phase_end
+            .clone_from(&source.past_normal_phase_end);
+        self.outcome.clone_from(&source.outcome);
+    }
 }
 
 impl Game {

@@ -1,0 +1,26 @@
+//! Monte-Carlo tree search for Tengen, as in the KataGo paper (§5): PUCT with a
+//! log-growing exploration constant scaled by the parent's utility stdev, first-play
+//! urgency with separate root and tree reductions, a utility mixing win/loss with static
+//! and dynamic score parts, LCB move choice, virtual losses for multi-threaded batching,
+//! root noise, forced playouts, tree reuse and GTP time management.
+//!
+//! Data flows one way: a [`Search`] holds the root [`tengen_rules::Game`] and a
+//! [`tree::Tree`]; threads descend the tree under a lock, evaluate leaves through an
+//! [`Evaluator`] outside it, and back the values up; [`Analysis`] snapshots read the tree
+//! at any moment.
+
+pub mod analysis;
+pub mod clock;
+pub mod evaluator;
+pub mod filter;
+pub mod params;
+pub mod search;
+pub mod tree;
+pub mod utility;
+
+pub use analysis::{Analysis, MoveInfo, ResignTracker, RootInfo, SnapshotOptions};
+pub use clock::{Clock, ClockError, TimeBudget};
+pub use evaluator::{EvalRequest, Evaluator, UniformEvaluator};
+pub use filter::{FilterRule, MoveFilter};
+pub use params::{Limits, SearchParams};
+pub use search::{RunStats, Search, SearchError};

@@ -1,0 +1,841 @@
+//! The search driver: owns the tree and the root position, runs search threads in the
+//! background or to a limit, reuses the tree when the game moves on, and answers
+//! snapshots while it runs.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use tengen_nn::eval::EvalError;
+use tengen_nn::features::{InputParams, Symmetry};
+use tengen_nn::postprocess::{NnOutput, PolicyOptions};
+use tengen_rules::{Game, Move, Outcome, Player};
+
+use crate::evaluator::{EvalRequest, Evaluator};
+use crate::filter::{index_move, move_index, FilterRule, MoveFilter};
+use crate::params::{Limits, SearchParams};
+use crate::tree::{gaussian, Leaf, Prior, Scratch, State, Tree};
+use crate::utility::{Sample, UtilityFn};
+
+/// Why a search could not run.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SearchError {
+    /// No position was set.
+    #[error("no position to search")]
+    NoPosition,
+    /// The game is already over; there is nothing to choose.
+    #[error("the game is over")]
+    GameOver,
+    /// The evaluator failed.
+    #[error(transparent)]
+    Eval(#[from] EvalError),
+    /// A move stored in the tree could not be replayed (a bug, reported rather than hidden).
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+/// Counters of one search run.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RunStats {
+    /// Playouts completed in this run.
+    pub playouts: u64,
+    /// Network (or other evaluator) requests made in this run.
+    pub evaluations: u64,
+    /// Descents that met a node another thread was evaluating.
+    pub collisions: u64,
+    /// Root visits now (reused visits included).
+    pub root_visits: u64,
+    /// Nodes in the tree.
+    pub nodes: usize,
+    /// Time since the run started.
+    pub elapsed: Duration,
+}
+
+/// Running sums of ownership for one node (root or root child).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct OwnAcc {
+    pub sum: Vec<f64>,
+    pub sum_sq: Vec<f64>,
+    pub n: u32,
+}
+
+impl OwnAcc {
+    fn add(&mut self, own: &[f32]) {
+        if self.sum.len() != own.len() {
+            self.sum = vec![0.0; own.len()];
+            self.sum_sq = vec![0.0; own.len()];
+            self.n = 0;
+        }
+        for ((s, q), &o) in self.sum.iter_mut().zip(self.sum_sq.iter_mut()).zip(own) {
+            let o = f64::from(o);
+            *s += o;
+            *q += o * o;
+        }
+        self.n += 1;
+    }
+
+    /// Mean and stdev per point, or `None` before any sample.
+    pub fn mean_stdev(&self) -> Option<(Vec<f32>, Vec<f32>)> {
+        if self.n == 0 {
+            return None;
+        }
+        let n = f64::from(self.n);
+        let mean: Vec<f32> = self.sum.iter().map(|s| (s / n) as f32).collect();
+        let stdev = self
+            .sum
+            .iter()
+            .zip(&self.sum_sq)
+            .map(|(s, q)| ((q / n) - (s / n) * (s / n)).max(0.0).sqrt() as f32)
+            .collect();
+        Some((mean, stdev))
+    }
+}
+
+/// What the tree lock protects.
+pub(crate) struct Inner {
+    pub tree: Tree,
+    pub root_eval: Option<Arc<NnOutput>>,
+    pub own_root: OwnAcc,
+    pub own_children: Vec<(u16, OwnAcc)>,
+    pub error: Option<SearchError>,
+    pub started: u64,
+    pub completed: u64,
+    pub evaluations: u64,
+    pub collisions: u64,
+}
+
+/// The fixed facts of one run, shared by its threads.
+pub(crate) struct Run {
+    pub game: Arc<Game>,
+    pub params: SearchParams,
+    pub limits: Limits,
+    pub start: Instant,
+    pub utility: UtilityFn,
+    pub filter: MoveFilter,
+}
+
+struct Shared {
+    evaluator: Arc<dyn Evaluator>,
+    inner: Mutex<Inner>,
+    stop: AtomicBool,
+}
+
+fn lock(m: &Mutex<Inner>) -> MutexGuard<'_, Inner> {
+    // Tree updates are small and self-contained; a panicked thread leaves them usable.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A Monte-Carlo tree search over one game, on one evaluator.
+pub struct Search {
+    shared: Arc<Shared>,
+    workers: Vec<JoinHandle<()>>,
+    params: SearchParams,
+    game: Option<Arc<Game>>,
+    filter_rules: Vec<FilterRule>,
+    run: Option<Arc<Run>>,
+    runs: u64,
+}
+
+impl Search {
+    /// A search with no position yet.
+    pub fn new(evaluator: Arc<dyn Evaluator>, params: SearchParams) -> Search {
+        Search {
+            shared: Arc::new(Shared {
+                evaluator,
+                inner: Mutex::new(Inner {
+                    tree: Tree::new(),
+                    root_eval: None,
+                    own_root: OwnAcc::default(),
+                    own_children: Vec::new(),
+                    error: None,
+                    started: 0,
+                    completed: 0,
+                    evaluations: 0,
+                    collisions: 0,
+                }),
+                stop: AtomicBool::new(false),
+            }),
+            workers: Vec::new(),
+            params,
+            game: None,
+            filter_rules: Vec::new(),
+            run: None,
+            runs: 0,
+        }
+    }
+
+    /// The parameters in use.
+    pub fn params(&self) -> &SearchParams {
+        &self.params
+    }
+
+    /// Changes parameters (stops a running search; the tree is kept).
+    pub fn set_params(&mut self, params: SearchParams) {
+        self.stop();
+        self.params = params;
+    }
+
+    /// The root position, if set.
+    pub fn game(&self) -> Option<&Game> {
+        self.game.as_deref()
+    }
+
+    /// Sets avoid/allow rules (stops a running search; clears the tree if they change).
+    pub fn set_filter(&mut self, rules: Vec<FilterRule>) {
+        self.stop();
+        if rules != self.filter_rules {
+            self.filter_rules = rules;
+            self.clear_tree();
+        }
+    }
+
+    /// Moves the root to `game`'s position, keeping the subtree of the moves played since
+    /// the old root when `game` continues it (tree reuse), otherwise starting afresh.
+    pub fn set_position(&mut self, game: &Game) {
+        self.stop();
+        let reusable = self.game.as_deref().and_then(|old| continuation(old, game));
+        let mut inner = lock(&self.shared.inner);
+        let mut kept = false;
+        if let Some(extra) = reusable {
+            let below_root_filter =
+                MoveFilter::new(game.board().size(), &self.filter_rules).reaches_below_root();
+            if !below_root_filter {
+                kept = reuse(&mut inner, game, &extra);
+            }
+        }
+        if !kept {
+            reset(&mut inner);
+        }
+        drop(inner);
+        self.game = Some(Arc::new(game.clone()));
+    }
+
+    /// Forgets the evaluator's cached results.
+    pub fn clear_cache(&self) {
+        self.shared.evaluator.clear_cache();
+    }
+
+    /// Forgets the tree (the position stays).
+    pub fn clear_tree(&mut self) {
+        self.stop();
+        reset(&mut lock(&self.shared.inner));
+    }
+
+    /// Starts searching in the background until `limits` or [`Search::stop`].
+    pub fn start(&mut self, limits: Limits) -> Result<(), SearchError> {
+        self.stop();
+        let game = self.game.clone().ok_or(SearchError::NoPosition)?;
+        if game.is_over() {
+            return Err(SearchError::GameOver);
+        }
+        let run = self.prepare(game, limits)?;
+        self.shared.stop.store(false, Ordering::SeqCst);
+        self.runs += 1;
+        for t in 0..self.params.threads.max(1) {
+            let shared = self.shared.clone();
+            let run = run.clone();
+            let seed = self.params.seed
+                ^ (t as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                ^ self.runs.wrapping_mul(0xD1B5_4A32_D192_ED03);
+            let h = std::thread::Builder::new()
+                .name(format!("search-{t}"))
+                .spawn(move || worker(&shared, &run, seed))
+                .map_err(|e| SearchError::Internal(format!("cannot start a search thread: {e}")))?;
+            self.workers.push(h);
+        }
+        self.run = Some(run);
+        Ok(())
+    }
+
+    /// Searches to `limits` and returns when done.
+    pub fn run(&mut self, limits: Limits) -> Result<RunStats, SearchError> {
+        self.start(limits)?;
+        self.wait()
+    }
+
+    /// Waits for a background search to reach its limits.
+    pub fn wait(&mut self) -> Result<RunStats, SearchError> {
+        for h in self.workers.drain(..) {
+            let _ = h.join();
+        }
+        let mut inner = lock(&self.shared.inner);
+        if let Some(e) = inner.error.take() {
+            return Err(e);
+        }
+        drop(inner);
+        Ok(self.stats())
+    }
+
+    /// Stops a background search (if any) and waits for its threads.
+    pub fn stop(&mut self) {
+        self.shared.stop.store(true, Ordering::SeqCst);
+        for h in self.workers.drain(..) {
+            let _ = h.join();
+        }
+    }
+
+    /// True while search threads are running.
+    pub fn is_running(&self) -> bool {
+        self.workers.iter().any(|h| !h.is_finished())
+    }
+
+    /// Counters of the current or last run.
+    pub fn stats(&self) -> RunStats {
+        let inner = lock(&self.shared.inner);
+        RunStats {
+            playouts: inner.completed,
+            evaluations: inner.evaluations,
+            collisions: inner.collisions,
+            root_visits: u64::from(inner.tree.root().visits),
+            nodes: inner.tree.nodes.len(),
+            elapsed: self
+                .run
+                .as_ref()
+                .map_or(Duration::ZERO, |r| r.start.elapsed()),
+        }
+    }
+
+    /// Bytes held by the tree's arrays.
+    pub fn tree_bytes(&self) -> usize {
+        lock(&self.shared.inner).tree.heap_bytes()
+    }
+
+    /// Runs `f` on the tree and run facts under the lock (snapshots).
+    pub(crate) fn with_tree<R>(
+        &self,
+        f: impl FnOnce(&Inner, Option<&Run>, &Game) -> R,
+    ) -> Option<R> {
+        let game = self.game.as_deref()?;
+        let inner = lock(&self.shared.inner);
+        Some(f(&inner, self.run.as_deref(), game))
+    }
+
+    /// Evaluates and expands the root if needed, rebuilds its priors for this run (root
+    /// temperature, noise, filters) and fixes the utility's score centre.
+    fn prepare(&mut self, game: Arc<Game>, limits: Limits) -> Result<Arc<Run>, SearchError> {
+        let params = self.params.clone();
+        let size = game.board().size();
+        let area = size.area();
+        let filter = MoveFilter::new(size, &self.filter_rules);
+        let mut rng =
+            fastrand::Rng::with_seed(params.seed ^ self.runs.wrapping_mul(0xA076_1D64_78BD_642F));
+        let root_out = evaluate_root(self.shared.evaluator.as_ref(), &game, &params, &mut rng)?;
+        let mut inner = lock(&self.shared.inner);
+        inner.evaluations += params.root_symmetries.clamp(1, 8) as u64;
+        let expected = if inner.tree.root().visits > 0 {
+            inner.tree.root().sums.score / f64::from(inner.tree.root().visits)
+        } else {
+            f64::from(root_out.white_score_mean)
+        };
+        let utility = UtilityFn::new(
+            &params,
+            area,
+            UtilityFn::center_for(&params, area, expected),
+        );
+        let root_sample = sample_of(&utility, &root_out);
+
+        let mut priors = Vec::with_capacity(area + 1);
+        let pla = game.to_move();
+        for (i, &p) in root_out.policy.iter().enumerate() {
+            if p >= 0.0 && filter.allows(pla, i, 0) {
+                priors.push((i as u16, f64::from(p)));
+            }
+        }
+        if priors.is_empty() {
+            // Everything was filtered out: passing is always possible.
+            priors.push((area as u16, 1.0));
+        }
+        shape_root_priors(&mut priors, &params, &mut rng);
+        let priors: Vec<Prior> = priors
+            .iter()
+            .map(|&(m, p)| Prior::new(m, p as f32))
+            .collect();
+
+        if inner.tree.root().state != State::Expanded {
+            inner.tree.nodes[0].state = State::Fresh;
+            inner.tree.expand(0, pla, root_sample.utility, &priors);
+            inner.tree.backup(&[0], &root_sample);
+            if let Some(own) = &root_out.white_ownership {
+                inner.own_root.add(own);
+            }
+        } else {
+            inner.tree.nodes[0].next_player = pla;
+            inner.tree.nodes[0].nn_utility = root_sample.utility as f32;
+            inner.tree.set_root_priors(&priors);
+        }
+        inner.root_eval = Some(root_out);
+        inner.error = None;
+        inner.started = 0;
+        inner.completed = 0;
+        inner.collisions = 0;
+        drop(inner);
+        Ok(Arc::new(Run {
+            game,
+            params,
+            limits,
+            start: Instant::now(),
+            utility,
+            filter,
+        }))
+    }
+}
+
+impl Drop for Search {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn reset(inner: &mut Inner) {
+    inner.tree = Tree::new();
+    inner.root_eval = None;
+    inner.own_root = OwnAcc::default();
+    inner.own_children.clear();
+}
+
+/// The moves `new` adds to `old`, if `new` is `old` continued (same start, rules and komi).
+fn continuation(old: &Game, new: &Game) -> Option<Vec<(Player, Move)>> {
+    let (a, b) = (old.turns(), new.turns());
+    let same_start = old.rules() == new.rules()
+        && old.white_bonus() == new.white_bonus()
+        && old.initial_player() == new.initial_player()
+        && old.initial_turn_number() == new.initial_turn_number()
+        && old.initial_board().same_state(new.initial_board());
+    if !same_start || b.len() < a.len() || a != &b[..a.len()] {
+        return None;
+    }
+    Some(b[a.len()..].iter().map(|t| (t.player, t.mv)).collect())
+}
+
+/// Follows `extra` from the root; keeps that subtree if it exists. Returns whether it did.
+fn reuse(inner: &mut Inner, game: &Game, extra: &[(Player, Move)]) -> bool {
+    let size = game.board().size();
+    let mut n = 0u32;
+    for &(pla, mv) in extra {
+        let node = &inner.tree.nodes[n as usize];
+        if node.state != State::Expanded || node.next_player != pla {
+            return false;
+        }
+        match inner.tree.child_by_move(n, move_index(size, mv) as u16) {
+            Some(c) => n = c,
+            None => return false,
+        }
+    }
+    if n == 0 {
+        return true;
+    }
+    let first_mv = inner.tree.nodes[n as usize].mv;
+    inner.own_root = if extra.len() == 1 {
+        inner
+            .own_children
+            .iter()
+            .find(|(m, _)| *m == first_mv)
+            .map(|(_, a)| a.clone())
+            .unwrap_or_default()
+    } else {
+        OwnAcc::default()
+    };
+    inner.own_children.clear();
+    inner.tree.reroot(n);
+    inner.root_eval = None;
+    true
+}
+
+/// The evaluation of the root: the average over the configured number of symmetries.
+fn evaluate_root(
+    ev: &dyn Evaluator,
+    game: &Game,
+    params: &SearchParams,
+    rng: &mut fastrand::Rng,
+) -> Result<Arc<NnOutput>, SearchError> {
+    let k = params.root_symmetries.clamp(1, 8);
+    let mut syms = Symmetry::ALL;
+    if k < 8 && params.random_symmetries {
+        rng.shuffle(&mut syms);
+    }
+    let square = game.board().size().width() == game.board().size().height();
+    let syms: Vec<Symmetry> = syms
+        .into_iter()
+        .filter(|s| square || !s.transposes())
+        .take(k)
+        .collect();
+    let mut req = request(params, true, Symmetry::IDENTITY);
+    let mut acc: Option<NnOutput> = None;
+    for &s in &syms {
+        req.symmetry = s;
+        let out = ev.evaluate(game, &req)?;
+        match &mut acc {
+            None => acc = Some((*out).clone()),
+            Some(a) => {
+                for (x, &y) in a.policy.iter_mut().zip(&out.policy) {
+                    if *x >= 0.0 {
+                        *x += y;
+                    }
+                }
+                a.white_win += out.white_win;
+                a.white_loss += out.white_loss;
+                a.no_result += out.no_result;
+                a.white_score_mean += out.white_score_mean;
+                a.white_score_mean_sq += out.white_score_mean_sq;
+                a.white_lead += out.white_lead;
+                a.var_time_left += out.var_time_left;
+                a.shortterm_winloss_error += out.shortterm_winloss_error;
+                a.shortterm_score_error += out.shortterm_score_error;
+                if let (Some(o), Some(p)) = (&mut a.white_ownership, &out.white_ownership) {
+                    for (x, &y) in o.iter_mut().zip(p) {
+                        *x += y;
+                    }
+                }
+            }
+        }
+    }
+    let mut a = acc.ok_or_else(|| SearchError::Internal("no symmetry to evaluate".into()))?;
+    let n = syms.len() as f32;
+    if n > 1.0 {
+        for x in a.policy.iter_mut().filter(|x| **x >= 0.0) {
+            *x /= n;
+        }
+        for v in [
+            &mut a.white_win,
+            &mut a.white_loss,
+            &mut a.no_result,
+            &mut a.white_score_mean,
+            &mut a.white_score_mean_sq,
+            &mut a.white_lead,
+            &mut a.var_time_left,
+            &mut a.shortterm_winloss_error,
+            &mut a.shortterm_score_error,
+        ] {
+            *v /= n;
+        }
+        if let Some(o) = &mut a.white_ownership {
+            o.iter_mut().for_each(|x| *x /= n);
+        }
+    }
+    Ok(Arc::new(a))
+}
+
+/// The request for an evaluation at the root or below.
+fn request(params: &SearchParams, root: bool, symmetry: Symmetry) -> EvalRequest {
+    EvalRequest {
+        symmetry,
+        policy: PolicyOptions {
+            temperature: params.nn_policy_temperature,
+            optimism: if root {
+                params.root_policy_optimism
+            } else {
+                params.policy_optimism
+            },
+            passing_hacks: params.enable_passing_hacks,
+        },
+        inputs: InputParams {
+            draw_equivalent_wins_for_white: params.draw_equivalent_wins_for_white,
+            enable_passing_hacks: params.enable_passing_hacks,
+            ..InputParams::default()
+        },
+        ownership: params.ownership || root,
+    }
+}
+
+/// Root temperature, then Dirichlet noise, on (move, probability) pairs.
+fn shape_root_priors(priors: &mut [(u16, f64)], params: &SearchParams, rng: &mut fastrand::Rng) {
+    let t = params.root_policy_temperature;
+    if t > 0.0 && (t - 1.0).abs() > 1e-9 {
+        let max = priors.iter().map(|p| p.1).fold(0.0, f64::max).max(1e-30);
+        for p in priors.iter_mut() {
+            p.1 = (p.1 / max).powf(1.0 / t);
+        }
+    }
+    let total: f64 = priors.iter().map(|p| p.1).sum();
+    if total > 0.0 {
+        priors.iter_mut().for_each(|p| p.1 /= total);
+    }
+    if params.root_noise && !priors.is_empty() {
+        let alpha = params.root_dirichlet_total_concentration / priors.len() as f64;
+        let draws: Vec<f64> = priors.iter().map(|_| gamma(alpha, rng)).collect();
+        let sum: f64 = draws.iter().sum::<f64>().max(1e-300);
+        let w = params.root_dirichlet_weight;
+        for (p, d) in priors.iter_mut().zip(draws) {
+            p.1 = p.1 * (1.0 - w) + w * d / sum;
+        }
+    }
+}
+
+/// A Gamma(alpha, 1) draw (Marsaglia and Tsang; boosted for alpha < 1).
+fn gamma(alpha: f64, rng: &mut fastrand::Rng) -> f64 {
+    if alpha < 1.0 {
+        let u = rng.f64().max(1e-300);
+        return gamma(alpha + 1.0, rng) * u.powf(1.0 / alpha);
+    }
+    let d = alpha - 1.0 / 3.0;
+    let c = 1.0 / (9.0 * d).sqrt();
+    loop {
+        let x = gaussian(rng);
+        let v = (1.0 + c * x).powi(3);
+        if v <= 0.0 {
+            continue;
+        }
+        let u = rng.f64();
+        if u.ln() < 0.5 * x * x + d - d * v + d * v.ln() {
+            return d * v;
+        }
+    }
+}
+
+/// A network output as a search sample.
+fn sample_of(u: &UtilityFn, out: &NnOutput) -> Sample {
+    u.sample(
+        f64::from(out.white_win - out.white_loss),
+        f64::from(out.no_result),
+        f64::from(out.white_score_mean),
+        f64::from(out.white_score_mean_sq),
+        f64::from(out.white_lead),
+    )
+}
+
+/// The fixed value of a finished game.
+fn terminal_sample(u: &UtilityFn, game: &Game) -> Sample {
+    match game.outcome() {
+        Some(Outcome::Scored { white_minus_black }) => {
+            let s = f64::from(white_minus_black);
+            u.sample(s.signum() * f64::from(u8::from(s != 0.0)), 0.0, s, s * s, s)
+        }
+        Some(Outcome::Resigned { winner }) => {
+            let w = if winner == Player::White { 1.0 } else { -1.0 };
+            u.sample(w, 0.0, 0.0, 0.0, 0.0)
+        }
+        Some(Outcome::NoResult) | None => u.sample(0.0, 1.0, 0.0, 0.0, 0.0),
+    }
+}
+
+impl Run {
+    /// Whether the run should stop, judged under the lock.
+    fn done(&self, inner: &Inner) -> bool {
+        if inner.tree.nodes.len() >= self.params.max_nodes {
+            return true;
+        }
+        let in_flight = inner.started - inner.completed;
+        let visits = u64::from(inner.tree.root().visits) + in_flight;
+        let l = &self.limits;
+        if l.visits.is_some_and(|v| visits >= v) || l.playouts.is_some_and(|p| inner.started >= p) {
+            return true;
+        }
+        let elapsed = self.start.elapsed();
+        if l.time.is_some_and(|t| elapsed >= t) {
+            return true;
+        }
+        l.stop_when_decided && self.decided(inner, visits, elapsed)
+    }
+
+    /// True once the second most visited root move cannot catch the first in what is left.
+    fn decided(&self, inner: &Inner, visits: u64, elapsed: Duration) -> bool {
+        let l = &self.limits;
+        let mut left = u64::MAX;
+        if let Some(v) = l.visits {
+            left = left.min(v.saturating_sub(visits));
+        }
+        if let Some(p) = l.playouts {
+            left = left.min(p.saturating_sub(inner.started));
+        }
+        if let Some(t) = l.time {
+            // Need a rate estimate before judging by time.
+            if inner.completed < 16 {
+                return false;
+            }
+            let rate = inner.completed as f64 / elapsed.as_secs_f64().max(1e-6);
+            left = left.min((rate * t.saturating_sub(elapsed).as_secs_f64()) as u64);
+        }
+        if left == u64::MAX {
+            return false;
+        }
+        let (mut first, mut second) = (0u64, 0u64);
+        for c in inner.tree.children(0) {
+            let v = u64::from(inner.tree.nodes[c as usize].visits);
+            if v > first {
+                second = first;
+                first = v;
+            } else if v > second {
+                second = v;
+            }
+        }
+        second + left < first
+    }
+}
+
+/// One search thread: descend, evaluate outside the lock, back up, until told to stop.
+fn worker(shared: &Shared, run: &Run, seed: u64) {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut game = (*run.game).clone();
+    let size = game.board().size();
+    let mut path: Vec<u32> = Vec::with_capacity(256);
+    let mut scratch = Scratch::default();
+    let mut priors: Vec<Prior> = Vec::with_capacity(size.area() + 1);
+    let mut pairs: Vec<(u16, f32)> = Vec::with_capacity(size.area() + 1);
+    let mut moves: Vec<u16> = Vec::with_capacity(256);
+    let params = &run.params;
+    while !shared.stop.load(Ordering::Relaxed) {
+        let leaf = {
+            let mut inner = lock(&shared.inner);
+            if run.done(&inner) {
+                shared.stop.store(true, Ordering::SeqCst);
+                break;
+            }
+            let leaf = inner.tree.descend(
+                params,
+                params.forced_playouts_k,
+                &mut rng,
+                &mut path,
+                &mut scratch,
+            );
+            if matches!(leaf, Leaf::Evaluate | Leaf::Terminal(_)) {
+                inner.started += 1;
+            }
+            moves.clear();
+            moves.extend(path[1..].iter().map(|&n| inner.tree.nodes[n as usize].mv));
+            leaf
+        };
+        match leaf {
+            Leaf::Terminal(sample) => {
+                let mut inner = lock(&shared.inner);
+                inner.tree.backup(&path, &sample);
+                inner.completed += 1;
+            }
+            Leaf::Collision => {
+                lock(&shared.inner).abandon_collision(&path);
+                std::thread::sleep(Duration::from_micros(50));
+            }
+            Leaf::Stuck => {
+                fail(
+                    shared,
+                    &path,
+                    SearchError::Internal("a node has no move".into()),
+                );
+                break;
+            }
+            Leaf::Evaluate => {
+                if let Err(e) = replay(&mut game, run, &moves, size) {
+                    fail(shared, &path, e);
+                    break;
+                }
+                let leaf = path[path.len() - 1];
+                if game.is_over() {
+                    let sample = terminal_sample(&run.utility, &game);
+                    let mut inner = lock(&shared.inner);
+                    inner.tree.set_terminal(leaf);
+                    inner.tree.backup(&path, &sample);
+                    inner.completed += 1;
+                    continue;
+                }
+                let sym = if params.random_symmetries {
+                    Symmetry::ALL[rng.usize(..if size.width() == size.height() { 8 } else { 4 })]
+                } else {
+                    Symmetry::IDENTITY
+                };
+                let out = match shared
+                    .evaluator
+                    .evaluate(&game, &request(params, false, sym))
+                {
+                    Ok(o) => o,
+                    Err(e) => {
+                        fail(shared, &path, e.into());
+                        break;
+                    }
+                };
+                let depth = (path.len() - 1) as u32;
+                leaf_priors(&out, &game, run, depth, &mut pairs, &mut priors);
+                let sample = sample_of(&run.utility, &out);
+                let mut inner = lock(&shared.inner);
+                inner.evaluations += 1;
+                inner
+                    .tree
+                    .expand(leaf, game.to_move(), sample.utility, &priors);
+                inner.tree.backup(&path, &sample);
+                inner.completed += 1;
+                if let Some(own) = out.white_ownership.as_deref().filter(|_| params.ownership) {
+                    inner.add_ownership(&path, own);
+                }
+            }
+        }
+    }
+}
+
+impl Inner {
+    fn abandon_collision(&mut self, path: &[u32]) {
+        self.tree.abandon(path, false);
+        self.collisions += 1;
+    }
+
+    fn add_ownership(&mut self, path: &[u32], own: &[f32]) {
+        self.own_root.add(own);
+        if let Some(&c) = path.get(1) {
+            let mv = self.tree.nodes[c as usize].mv;
+            match self.own_children.iter_mut().find(|(m, _)| *m == mv) {
+                Some((_, acc)) => acc.add(own),
+                None => {
+                    let mut acc = OwnAcc::default();
+                    acc.add(own);
+                    self.own_children.push((mv, acc));
+                }
+            }
+        }
+    }
+}
+
+fn fail(shared: &Shared, path: &[u32], e: SearchError) {
+    log::error!("search stopped: {e}");
+    let mut inner = lock(&shared.inner);
+    inner.tree.abandon(path, true);
+    inner.started = inner.started.saturating_sub(1);
+    inner.error.get_or_insert(e);
+    shared.stop.store(true, Ordering::SeqCst);
+}
+
+/// Puts `game` at the root position followed by `moves` (policy indices).
+fn replay(
+    game: &mut Game,
+    run: &Run,
+    moves: &[u16],
+    size: tengen_rules::BoardSize,
+) -> Result<(), SearchError> {
+    game.clone_from(&run.game);
+    for &m in moves {
+        let mv = index_move(size, usize::from(m));
+        game.play(mv).map_err(|e| {
+            SearchError::Internal(format!(
+                "tree move {} cannot be replayed: {e}",
+                size.gtp(mv)
+            ))
+        })?;
+    }
+    Ok(())
+}
+
+/// Builds a leaf's stored priors: legal, allowed, sorted by decreasing probability, and
+/// without the negligible tail (memory; see [`SearchParams::min_stored_prior`]).
+fn leaf_priors(
+    out: &NnOutput,
+    game: &Game,
+    run: &Run,
+    depth: u32,
+    pairs: &mut Vec<(u16, f32)>,
+    priors: &mut Vec<Prior>,
+) {
+    let pla = game.to_move();
+    pairs.clear();
+    for (i, &p) in out.policy.iter().enumerate() {
+        if p >= 0.0 && run.filter.allows(pla, i, depth) {
+            pairs.push((i as u16, p));
+        }
+    }
+    pairs.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let floor = run.params.min_stored_prior;
+    let keep = pairs.iter().take_while(|p| p.1 >= floor).count().max(1);
+    pairs.truncate(keep);
+    if pairs.is_empty() {
+        // Everything was filtered out: passing stays possible.
+        pairs.push((game.board().size().area() as u16, 1.0));
+    }
+    priors.clear();
+    priors.extend(pairs.iter().map(|&(m, p)| Prior::new(m, p)));
+}

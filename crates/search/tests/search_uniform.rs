@@ -1,0 +1,265 @@
+//! The search on the network-free uniform evaluator: limits are honoured exactly, statistics
+//! add up, threads share one tree, snapshots work while searching, the tree is reused when
+//! the game moves on, avoid lists hold, and finished games are refused.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tengen_rules::{Board, BoardSize, Game, GameOptions, Move, Player, Rules};
+use tengen_search::{
+    Evaluator, FilterRule, Limits, Search, SearchError, SearchParams, SnapshotOptions,
+    UniformEvaluator,
+};
+
+fn game9() -> Game {
+    let size = BoardSize::square(9).unwrap();
+    let mut g = Game::new(size, Rules::chinese());
+    for m in ["E5", "C3", "G7"] {
+        g.play(size.parse_move(m).unwrap()).unwrap();
+    }
+    g
+}
+
+fn search(threads: usize) -> Search {
+    let params = SearchParams {
+        threads,
+        ..SearchParams::default()
+    };
+    Search::new(Arc::new(UniformEvaluator) as Arc<dyn Evaluator>, params)
+}
+
+#[test]
+fn visit_limit_is_exact_and_child_visits_add_up() {
+    for threads in [1, 3] {
+        let mut s = search(threads);
+        s.set_position(&game9());
+        let stats = s.run(Limits::visits(300)).unwrap();
+        assert_eq!(stats.root_visits, 300, "{threads} threads");
+        let a = s.analysis(&SnapshotOptions::default()).unwrap();
+        assert_eq!(a.root.visits, 300);
+        let child_sum: u64 = a.moves.iter().map(|m| m.visits).sum();
+        // The root's own evaluation is its one visit that no child has.
+        assert_eq!(child_sum, 299);
+        for (i, m) in a.moves.iter().enumerate() {
+            assert_eq!(m.order, i);
+            assert_eq!(m.pv[0], m.mv);
+            assert_eq!(m.pv_visits[0], m.visits);
+            assert!(m.pv_visits.windows(2).all(|w| w[1] <= w[0]));
+            assert!((0.0..=1.0).contains(&m.winrate));
+        }
+    }
+}
+
+#[test]
+fn playout_and_time_limits_stop_the_search() {
+    let mut s = search(2);
+    s.set_position(&game9());
+    let stats = s
+        .run(Limits {
+            playouts: Some(120),
+            ..Limits::default()
+        })
+        .unwrap();
+    assert_eq!(stats.playouts, 120);
+
+    let t = Instant::now();
+    s.run(Limits {
+        time: Some(Duration::from_millis(300)),
+        ..Limits::default()
+    })
+    .unwrap();
+    let took = t.elapsed();
+    assert!(
+        took >= Duration::from_millis(300) && took < Duration::from_secs(5),
+        "{took:?}"
+    );
+}
+
+#[test]
+fn a_search_stops_early_once_the_best_move_is_decided() {
+    let mut s = search(1);
+    s.set_position(&game9());
+    let stats = s
+        .run(Limits {
+            visits: Some(5000),
+            stop_when_decided: true,
+            ..Limits::default()
+        })
+        .unwrap();
+    let a = s.analysis(&SnapshotOptions::default()).unwrap();
+    let mut v: Vec<u64> = a.moves.iter().map(|m| m.visits).collect();
+    v.sort_unstable_by(|a, b| b.cmp(a));
+    let left = 5000 - stats.root_visits;
+    assert!(stats.root_visits < 5000, "never stopped early");
+    assert!(
+        v[1] + left < v[0],
+        "stopped while the second move could still catch up"
+    );
+}
+
+#[test]
+fn snapshots_are_taken_while_the_search_runs() {
+    let mut s = search(2);
+    s.set_position(&game9());
+    s.start(Limits::default()).unwrap();
+    let mut last = 0;
+    let mut grew = 0;
+    for _ in 0..20 {
+        std::thread::sleep(Duration::from_millis(20));
+        let a = s.analysis(&SnapshotOptions::default()).unwrap();
+        if a.root.visits > last {
+            grew += 1;
+        }
+        last = a.root.visits;
+    }
+    assert!(s.is_running());
+    s.stop();
+    assert!(!s.is_running());
+    assert!(grew >= 10, "visits grew in only {grew} of 20 snapshots");
+}
+
+#[test]
+fn tree_is_reused_when_the_game_continues_and_dropped_otherwise() {
+    let mut s = search(1);
+    let g = game9();
+    s.set_position(&g);
+    s.run(Limits::visits(400)).unwrap();
+    let a = s.analysis(&SnapshotOptions::default()).unwrap();
+    let best = a.moves[0].clone();
+
+    let mut next = g.clone();
+    next.play(best.mv).unwrap();
+    s.set_position(&next);
+    let kept = s.stats().root_visits;
+    assert_eq!(
+        kept, best.visits,
+        "the chosen move's subtree becomes the root"
+    );
+    s.run(Limits::visits(kept + 50)).unwrap();
+    assert_eq!(s.stats().root_visits, kept + 50);
+
+    // A different game (undo) cannot reuse anything.
+    s.set_position(&g);
+    assert_eq!(s.stats().root_visits, 0);
+}
+
+#[test]
+fn avoided_moves_are_never_searched_at_the_root() {
+    let size = BoardSize::square(9).unwrap();
+    let mut s = search(1);
+    let g = game9();
+    let avoid: Vec<Move> = ["D4", "E4", "F4", "D6", "E6", "F6", "pass"]
+        .iter()
+        .map(|m| size.parse_move(m).unwrap())
+        .collect();
+    s.set_filter(vec![FilterRule {
+        player: g.to_move(),
+        moves: avoid.clone(),
+        until_depth: 1,
+        allow: false,
+    }]);
+    s.set_position(&g);
+    s.run(Limits::visits(500)).unwrap();
+    let a = s.analysis(&SnapshotOptions::default()).unwrap();
+    assert!(!a.moves.is_empty());
+    for m in &a.moves {
+        assert!(!avoid.contains(&m.mv), "{:?} was searched", m.mv);
+    }
+
+    // An allow list of two points leaves only those (and passing).
+    let allow: Vec<Move> = ["A1", "J9"]
+        .iter()
+        .map(|m| size.parse_move(m).unwrap())
+        .collect();
+    s.set_filter(vec![FilterRule {
+        player: g.to_move(),
+        moves: allow.clone(),
+        until_depth: 1,
+        allow: true,
+    }]);
+    s.run(Limits::visits(200)).unwrap();
+    let a = s.analysis(&SnapshotOptions::default()).unwrap();
+    for m in &a.moves {
+        assert!(
+            allow.contains(&m.mv) || m.mv == Move::Pass,
+            "{:?} was searched",
+            m.mv
+        );
+    }
+}
+
+#[test]
+fn ownership_is_tracked_when_asked_for() {
+    let params = SearchParams {
+        ownership: true,
+        ..SearchParams::default()
+    };
+    let mut s = Search::new(Arc::new(UniformEvaluator), params);
+    s.set_position(&game9());
+    s.run(Limits::visits(200)).unwrap();
+    let a = s
+        .analysis(&SnapshotOptions {
+            ownership: true,
+            moves_ownership: true,
+            ..SnapshotOptions::default()
+        })
+        .unwrap();
+    let own = a.ownership.expect("ownership");
+    let sd = a.ownership_stdev.expect("ownership stdev");
+    assert_eq!(own.len(), 81);
+    assert!(own.iter().all(|x| (-1.0..=1.0).contains(x)));
+    assert!(sd.iter().all(|x| (0.0..=1.0).contains(x)));
+    assert!(a.moves[0].ownership.as_ref().is_some_and(|o| o.len() == 81));
+}
+
+#[test]
+fn finished_games_and_missing_positions_are_errors() {
+    let mut s = search(1);
+    assert_eq!(
+        s.run(Limits::visits(10)).unwrap_err(),
+        SearchError::NoPosition
+    );
+    let size = BoardSize::square(9).unwrap();
+    let mut g = Game::new(size, Rules::chinese());
+    g.play(Move::Pass).unwrap();
+    g.play(Move::Pass).unwrap();
+    assert!(g.is_over());
+    s.set_position(&g);
+    assert_eq!(
+        s.run(Limits::visits(10)).unwrap_err(),
+        SearchError::GameOver
+    );
+}
+
+#[test]
+fn the_uniform_evaluator_finds_a_capture_of_many_stones() {
+    // White's four stones have one liberty, at D2; taking them outweighs anything else
+    // on a small board, even for a one-ply area count.
+    let size = BoardSize::square(7).unwrap();
+    let board = Board::from_rows(
+        size,
+        &[
+            ".......", ".......", ".......", "XXXXX..", "OOOOX..", "XXX....", ".......",
+        ],
+    )
+    .unwrap();
+    let g = Game::from_position(
+        board,
+        Player::Black,
+        Rules::chinese(),
+        GameOptions::default(),
+    );
+    let mut s = search(1);
+    s.set_position(&g);
+    s.run(Limits::visits(600)).unwrap();
+    let a = s.analysis(&SnapshotOptions::default()).unwrap();
+    let best = a.best_move().unwrap();
+    let mut after = g.clone();
+    after.play(best).unwrap();
+    assert_eq!(
+        after.board().num_stones(Player::White),
+        0,
+        "played {} instead of capturing",
+        size.gtp(best)
+    );
+}
