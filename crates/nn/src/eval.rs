@@ -109,6 +109,8 @@ pub struct EvalStats {
     pub batches: u64,
     /// Requests answered from the cache.
     pub cache_hits: u64,
+    /// Time the backend spent running batches, summed over server threads.
+    pub backend_time: Duration,
 }
 
 /// Evaluates positions with one network, batching requests from many threads.
@@ -128,6 +130,7 @@ struct Shared {
     evaluated: AtomicU64,
     batches: AtomicU64,
     cache_hits: AtomicU64,
+    backend_nanos: AtomicU64,
 }
 
 #[derive(Default)]
@@ -194,6 +197,7 @@ impl Evaluator {
             evaluated: AtomicU64::new(0),
             batches: AtomicU64::new(0),
             cache_hits: AtomicU64::new(0),
+            backend_nanos: AtomicU64::new(0),
         });
         let servers = (0..shared.config.server_threads)
             .map(|i| {
@@ -318,6 +322,7 @@ impl Evaluator {
             evaluated: sh.evaluated.load(Ordering::Relaxed),
             batches: sh.batches.load(Ordering::Relaxed),
             cache_hits: sh.cache_hits.load(Ordering::Relaxed),
+            backend_time: Duration::from_nanos(sh.backend_nanos.load(Ordering::Relaxed)),
         }
     }
 }
@@ -358,7 +363,10 @@ impl Shared {
                 meta: None,
                 mask: &mask,
             };
+            let start = Instant::now();
             let result = self.backend.evaluate(&input, &mut out);
+            self.backend_nanos
+                .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
             self.batches.fetch_add(1, Ordering::Relaxed);
             self.evaluated.fetch_add(rows as u64, Ordering::Relaxed);
             for (i, r) in batch.into_iter().enumerate() {

@@ -6,7 +6,9 @@ use std::sync::Arc;
 use tengen_nn::eval::{EvalError, EvalOptions, SymmetryChoice};
 use tengen_nn::features::{InputParams, Symmetry};
 use tengen_nn::postprocess::{NnOutput, PolicyOptions};
-use tengen_rules::{Game, Move, Player};
+use tengen_rules::{Game, Player};
+
+use crate::filter::move_index;
 
 /// One evaluation request from the search.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -69,11 +71,7 @@ impl Evaluator for UniformEvaluator {
         let legal = game.legal_moves();
         let p = 1.0 / legal.len() as f32;
         for mv in legal {
-            let i = match mv {
-                Move::Pass => area,
-                Move::Play(l) => size.index_of(l),
-            };
-            policy[i] = p;
+            policy[move_index(size, mv)] = p;
         }
         let map = game.area_now();
         let score = map.white_minus_black() as f32 + game.white_bonus();

@@ -15,6 +15,7 @@ pub mod evaluator;
 pub mod filter;
 pub mod params;
 pub mod search;
+pub mod timing;
 pub mod tree;
 pub mod utility;
 
@@ -24,3 +25,4 @@ pub use evaluator::{EvalRequest, Evaluator, UniformEvaluator};
 pub use filter::{FilterRule, MoveFilter};
 pub use params::{Limits, SearchParams};
 pub use search::{RunStats, Search, SearchError};
+pub use timing::limits_for_move;

@@ -75,7 +75,9 @@ pub struct SearchParams {
     pub min_visit_prop_for_lcb: f64,
     /// Temperature of the final move choice over visits (0 = the best move).
     pub chosen_move_temperature: f64,
-    /// Priors below this are not stored below the root (memory); those moves are never searched there.
+    /// Below the root, moves with a smaller prior are not stored and never searched: PUCT
+    /// would not reach them within millions of visits, and storing every legal move's
+    /// prior would triple the tree's memory. 0 keeps them all.
     pub min_stored_prior: f32,
     /// Hide history when a game-ending pass would not win (KataGo's passing hacks).
     pub enable_passing_hacks: bool,
@@ -124,7 +126,7 @@ impl Default for SearchParams {
             lcb_stdevs: 5.0,
             min_visit_prop_for_lcb: 0.15,
             chosen_move_temperature: 0.0,
-            min_stored_prior: 1e-5,
+            min_stored_prior: 1e-4,
             enable_passing_hacks: true,
             ownership: false,
             max_nodes: 4_000_000,
@@ -150,6 +152,8 @@ pub struct Limits {
     pub playouts: Option<u64>,
     /// Stop after this long.
     pub time: Option<Duration>,
+    /// Never stop for being decided before this long.
+    pub min_time: Option<Duration>,
     /// Stop once no other move can overtake the most visited one within the limits.
     pub stop_when_decided: bool,
 }

@@ -625,7 +625,9 @@ impl Run {
         if l.time.is_some_and(|t| elapsed >= t) {
             return true;
         }
-        l.stop_when_decided && self.decided(inner, visits, elapsed)
+        l.stop_when_decided
+            && l.min_time.is_none_or(|m| elapsed >= m)
+            && self.decided(inner, visits, elapsed)
     }
 
     /// True once the second most visited root move cannot catch the first in what is left.

@@ -263,3 +263,24 @@ fn the_uniform_evaluator_finds_a_capture_of_many_stones() {
         size.gtp(best)
     );
 }
+
+#[test]
+fn pondering_on_the_opponents_time_carries_over_to_their_reply() {
+    let mut s = search(2);
+    let g = game9();
+    s.set_position(&g);
+    // Ponder with no limit, as a GTP engine does after its own move.
+    s.start(Limits::default()).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let a = s.analysis(&SnapshotOptions::default()).unwrap();
+    let reply = a.moves[0].mv;
+    let mut next = g.clone();
+    next.play(reply).unwrap();
+    // The opponent's move stops pondering and keeps what was searched below it.
+    s.set_position(&next);
+    assert!(!s.is_running());
+    assert!(
+        s.stats().root_visits >= 1,
+        "the reply's subtree was dropped"
+    );
+}

@@ -23,6 +23,8 @@ pub enum BenchCommand {
     Playouts(PlayoutArgs),
     /// Network evaluations per second, per backend, thread count and batch size.
     Nn(NnArgs),
+    /// Search visits and network evaluations per second, per backend and thread count.
+    Search(crate::bench_search::SearchArgs),
 }
 
 /// Options of `tengen bench nn`.
@@ -118,6 +120,7 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
     match cmd {
         BenchCommand::Playouts(a) => playouts(a),
         BenchCommand::Nn(a) => nn(a),
+        BenchCommand::Search(a) => crate::bench_search::run(a),
     }
 }
 
@@ -127,13 +130,8 @@ fn bench_inputs(
     model: &LoadedModel,
     rows: usize,
 ) -> Result<(Vec<f32>, Vec<f32>, Vec<f32>)> {
-    let (x_len, y_len) = (
-        model.metadata.nn_x_len as usize,
-        model.metadata.nn_y_len as usize,
-    );
-    let plane = x_len * y_len;
     let mut rng = fastrand::Rng::with_seed(11);
-    let (mut spatial, mut global, mut mask) = (Vec::new(), Vec::new(), Vec::new());
+    let mut games = Vec::new();
     for r in 0..rows {
         let mut g = Game::new(size, Rules::chinese());
         // Positions from the opening to the middle game.
@@ -148,10 +146,25 @@ fn bench_inputs(
             }
             g.play(legal[rng.usize(..legal.len())])?;
         }
+        games.push(g);
+    }
+    let m = &model.metadata;
+    encode_inputs(&games, m.nn_x_len as usize, m.nn_y_len as usize)
+}
+
+/// Spatial, global and mask inputs of these positions for an `x_len` by `y_len` buffer.
+pub(crate) fn encode_inputs(
+    games: &[Game],
+    x_len: usize,
+    y_len: usize,
+) -> Result<(Vec<f32>, Vec<f32>, Vec<f32>)> {
+    let plane = x_len * y_len;
+    let (mut spatial, mut global, mut mask) = (Vec::new(), Vec::new(), Vec::new());
+    for g in games {
         let mut s = vec![0f32; NUM_SPATIAL * plane];
         let mut gl = vec![0f32; NUM_GLOBAL];
         fill_row_v7(
-            &g,
+            g,
             g.to_move(),
             &InputParams::default(),
             x_len,
@@ -166,7 +179,8 @@ fn bench_inputs(
     Ok((spatial, global, mask))
 }
 
-fn make_backend(
+/// A backend of this kind for `model`, on `threads` cores, taking batches up to `max_batch`.
+pub(crate) fn make_backend(
     kind: &str,
     model: &LoadedModel,
     threads: usize,

@@ -1,6 +1,7 @@
 //! `tengen`: the Go engine and appliance daemon. Each subcommand is one tool.
 
 mod bench;
+mod bench_search;
 mod convert;
 mod network;
 mod score;
