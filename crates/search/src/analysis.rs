@@ -216,6 +216,64 @@ impl ResignTracker {
 }
 
 impl Search {
+    /// The root's visit distribution as a policy training target, with forced playouts
+    /// taken back (KataGo paper §5.3): every move but the most visited loses the visits
+    /// PUCT would not have given it by itself, up to its forced share sqrt(k·P·N), and a
+    /// move left with at most one visit is dropped. Normalised; `None` before a search.
+    pub fn policy_target(&self) -> Option<Vec<(Move, f64)>> {
+        self.with_tree(|inner, _, game| {
+            let params = self.params();
+            let tree = &inner.tree;
+            let size = game.board().size();
+            let sign = if game.to_move() == Player::White {
+                1.0
+            } else {
+                -1.0
+            };
+            let kids: Vec<&crate::tree::Node> = tree
+                .children(0)
+                .map(|c| &tree.nodes[c as usize])
+                .filter(|n| n.visits > 0)
+                .collect();
+            let best = kids.iter().max_by_key(|n| n.visits)?;
+            let total: f64 = kids.iter().map(|n| f64::from(n.visits)).sum();
+            let scale = tree.root_explore_scale(params);
+            let puct = |n: &crate::tree::Node, visits: f64| {
+                sign * n.utility() + scale * f64::from(n.prior) / (1.0 + visits)
+            };
+            let best_value = puct(best, f64::from(best.visits));
+            let mut out = Vec::new();
+            for n in &kids {
+                let v = f64::from(n.visits);
+                let kept = if std::ptr::eq(*n, *best) || params.forced_playouts_k <= 0.0 {
+                    v
+                } else {
+                    let forced = (params.forced_playouts_k * f64::from(n.prior) * total).sqrt();
+                    // The fewest visits at which this move would still not outrank the best.
+                    let gap = best_value - sign * n.utility();
+                    let needed = if gap > 0.0 {
+                        (scale * f64::from(n.prior) / gap - 1.0).max(0.0)
+                    } else {
+                        v
+                    };
+                    let k = (v - forced).max(needed.ceil()).min(v);
+                    if k <= 1.0 {
+                        0.0
+                    } else {
+                        k
+                    }
+                };
+                if kept > 0.0 {
+                    out.push((index_move(size, usize::from(n.mv)), kept));
+                }
+            }
+            let sum: f64 = out.iter().map(|p| p.1).sum();
+            out.iter_mut().for_each(|p| p.1 /= sum);
+            Some(out)
+        })
+        .flatten()
+    }
+
     /// A snapshot of the search (running or not); `None` before a position is set or the
     /// root is evaluated.
     pub fn analysis(&self, opts: &SnapshotOptions) -> Option<Analysis> {

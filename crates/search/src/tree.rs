@@ -389,6 +389,12 @@ impl Tree {
         (utility, weight)
     }
 
+    /// The root's PUCT exploration scale as selection computes it now.
+    pub fn root_explore_scale(&self, params: &SearchParams) -> f64 {
+        let (mass, total) = self.totals(0);
+        self.fpu_and_scale(0, params, true, mass, total).1
+    }
+
     fn totals(&self, n: u32) -> (f64, f64) {
         let mut mass = 0.0;
         let mut total = 0.0;

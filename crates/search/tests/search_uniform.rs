@@ -284,3 +284,33 @@ fn pondering_on_the_opponents_time_carries_over_to_their_reply() {
         "the reply's subtree was dropped"
     );
 }
+
+#[test]
+fn forced_playouts_are_pruned_from_the_policy_target() {
+    let params = SearchParams {
+        forced_playouts_k: 2.0,
+        root_noise: true,
+        ..SearchParams::default()
+    };
+    let mut s = Search::new(Arc::new(UniformEvaluator), params);
+    s.set_position(&game9());
+    s.run(Limits::visits(600)).unwrap();
+    let a = s.analysis(&SnapshotOptions::default()).unwrap();
+    let target = s.policy_target().unwrap();
+    let total: f64 = target.iter().map(|p| p.1).sum();
+    assert!((total - 1.0).abs() < 1e-9);
+    let visits: u64 = a.moves.iter().map(|m| m.visits).sum();
+    let most = a.moves.iter().max_by_key(|m| m.visits).unwrap();
+    let share = |mv: Move| target.iter().find(|p| p.0 == mv).map_or(0.0, |p| p.1);
+    // The most visited move gains share; no other move gains on it.
+    assert!(share(most.mv) >= most.visits as f64 / visits as f64 - 1e-12);
+    let mut pruned = 0;
+    for m in &a.moves {
+        let before = m.visits as f64 / most.visits as f64;
+        assert!(share(m.mv) / share(most.mv) <= before + 1e-12);
+        if share(m.mv) / share(most.mv) < before - 1e-9 {
+            pruned += 1;
+        }
+    }
+    assert!(pruned > 0, "no forced playout was taken back");
+}
