@@ -337,7 +337,7 @@ impl Search {
 
         let mut priors = Vec::with_capacity(area + 1);
         let pla = game.to_move();
-        for (i, &p) in root_out.policy.iter().enumerate() {
+        for (i, &p) in root_out.policy.iter().take(area + 1).enumerate() {
             if p >= 0.0 && filter.allows(pla, i, 0) {
                 priors.push((i as u16, f64::from(p)));
             }
@@ -825,7 +825,9 @@ fn leaf_priors(
 ) {
     let pla = game.to_move();
     pairs.clear();
-    for (i, &p) in out.policy.iter().enumerate() {
+    // Only the board's moves: an evaluator's policy longer than that is not trusted.
+    let moves = game.board().size().area() + 1;
+    for (i, &p) in out.policy.iter().take(moves).enumerate() {
         if p >= 0.0 && run.filter.allows(pla, i, depth) {
             pairs.push((i as u16, p));
         }
