@@ -326,6 +326,12 @@ impl Game {
         &self.options
     }
 
+    /// Makes `pla` the player to move without recording a turn (GTP `genmove` or `play`
+    /// out of turn); undo, which replays the record, forgets it.
+    pub fn set_player_to_move(&mut self, pla: Player) {
+        self.to_move = pla;
+    }
+
     /// The player to move.
     #[inline]
     pub fn to_move(&self) -> Player {

@@ -3,6 +3,7 @@
 mod bench;
 mod bench_search;
 mod convert;
+mod gtp;
 mod network;
 mod score;
 
@@ -21,6 +22,8 @@ enum Command {
     /// Measure the engine's speed on this machine.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// Play and analyse over GTP on standard input and output.
+    Gtp(gtp::GtpArgs),
     /// Convert a KataGo network (.bin.gz) to an ONNX graph that follows KataGo's ONNX contract.
     Convert(convert::ConvertArgs),
     /// Show how a rules name, KataGo JSON rules object or compact rules string is understood.
@@ -35,6 +38,7 @@ fn main() -> std::process::ExitCode {
     let result = match cli.command {
         Command::Bench(b) => bench::run(b),
         Command::Convert(c) => convert::run(c),
+        Command::Gtp(g) => gtp::run(g),
         Command::Rules(r) => score::rules(r),
         Command::Score(s) => score::score(s),
     };

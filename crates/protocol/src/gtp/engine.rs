@@ -1,0 +1,480 @@
+//! The GTP engine: a game, a search over it, clocks for both players, and the standard
+//! command set. Every command either succeeds or fails with a message; nothing a
+//! controller sends can stop the engine except `quit`.
+
+use std::sync::Arc;
+
+use tengen_rules::handicap::{check_free_handicap, fixed_handicap, max_fixed_handicap};
+use tengen_rules::{komi_is_valid, sgf, BoardSize, Game, Loc, Move, Outcome, Player, Rules};
+use tengen_search::{
+    limits_for_move, Clock, Evaluator, Limits, ResignTracker, Search, SearchParams, SnapshotOptions,
+};
+
+use super::{Command, Reply};
+
+/// How the engine plays.
+#[derive(Clone, Debug)]
+pub struct EngineConfig {
+    /// What `name` answers.
+    pub name: String,
+    /// What `version` answers.
+    pub version: String,
+    /// Search parameters.
+    pub params: SearchParams,
+    /// Visits per move when the clock does not decide (None: only the clock limits).
+    pub visits: Option<u64>,
+    /// Rules of a new game.
+    pub rules: Rules,
+    /// Seconds kept in hand for network and controller delays.
+    pub lag_buffer: f64,
+    /// Resign below this winrate for three turns in a row; `None` never resigns.
+    pub resign_below: Option<f64>,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            name: "Tengen".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            params: SearchParams::default(),
+            visits: Some(800),
+            rules: Rules::chinese(),
+            lag_buffer: 1.0,
+            resign_below: Some(0.02),
+        }
+    }
+}
+
+/// The commands this engine knows, in `list_commands` order.
+pub const COMMANDS: &[&str] = &[
+    "protocol_version",
+    "name",
+    "version",
+    "known_command",
+    "list_commands",
+    "quit",
+    "boardsize",
+    "rectangular_boardsize",
+    "clear_board",
+    "komi",
+    "play",
+    "genmove",
+    "kgs-genmove_cleanup",
+    "undo",
+    "showboard",
+    "fixed_handicap",
+    "place_free_handicap",
+    "set_free_handicap",
+    "final_score",
+    "time_settings",
+    "kgs-time_settings",
+    "kata-time_settings",
+    "time_left",
+    "kgs-rules",
+    "kata-get-rules",
+    "kata-set-rules",
+    "loadsgf",
+    "printsgf",
+    "cputime",
+];
+
+/// Gives the evaluator for a board size (a network graph is built per size).
+pub type EvaluatorSource = Box<dyn FnMut(BoardSize) -> Result<Arc<dyn Evaluator>> + Send>;
+
+/// A GTP engine.
+pub struct Engine {
+    config: EngineConfig,
+    source: EvaluatorSource,
+    /// The size the search's evaluator was made for.
+    search_size: BoardSize,
+    game: Game,
+    search: Search,
+    clocks: [Clock; 2],
+    resign: ResignTracker,
+    rng: fastrand::Rng,
+    quit: bool,
+}
+
+type Result<T> = std::result::Result<T, String>;
+
+impl Engine {
+    /// An engine with a 19x19 game under the configured rules; fails if `source` cannot
+    /// give an evaluator for 19x19.
+    pub fn new(mut source: EvaluatorSource, config: EngineConfig) -> Result<Engine> {
+        let size = BoardSize::square(19).expect("19x19 is a valid size");
+        let game = Game::new(size, config.rules);
+        let search = Search::new(source(size)?, config.params.clone());
+        let resign = ResignTracker::new(config.resign_below.unwrap_or(-1.0), 3, 0.0);
+        let seed = config.params.seed;
+        Ok(Engine {
+            config,
+            source,
+            search_size: size,
+            game,
+            search,
+            clocks: [Clock::unlimited(), Clock::unlimited()],
+            resign,
+            rng: fastrand::Rng::with_seed(seed),
+            quit: false,
+        })
+    }
+
+    /// The game as it stands.
+    pub fn game(&self) -> &Game {
+        &self.game
+    }
+
+    /// True once `quit` was received.
+    pub fn quit_requested(&self) -> bool {
+        self.quit
+    }
+
+    /// Carries out one command.
+    pub fn handle(&mut self, cmd: &Command) -> Reply {
+        let name = cmd.name.as_str();
+        let args: Vec<&str> = cmd.args.iter().map(String::as_str).collect();
+        match self.dispatch(name, &args) {
+            Ok(text) => Reply::Success(text),
+            Err(e) => Reply::Failure(e),
+        }
+    }
+
+    fn dispatch(&mut self, name: &str, args: &[&str]) -> Result<String> {
+        match name {
+            "protocol_version" => Ok("2".into()),
+            "name" => Ok(self.config.name.clone()),
+            "version" => Ok(self.config.version.clone()),
+            "known_command" => {
+                let [c] = args else {
+                    return Err("known_command takes one argument".into());
+                };
+                Ok(COMMANDS.contains(c).to_string())
+            }
+            "list_commands" => Ok(COMMANDS.join("\n")),
+            "quit" => {
+                self.quit = true;
+                self.search.stop();
+                Ok(String::new())
+            }
+            "boardsize" => {
+                let [n] = args else {
+                    return Err("boardsize takes one argument".into());
+                };
+                let n: usize = n.parse().map_err(|_| "boardsize not an integer")?;
+                let size = BoardSize::square(n).map_err(|_| "unacceptable size")?;
+                self.new_game(size)?;
+                Ok(String::new())
+            }
+            "rectangular_boardsize" => {
+                let [x, y] = args else {
+                    return Err("rectangular_boardsize takes two arguments".into());
+                };
+                let (x, y): (usize, usize) = match (x.parse(), y.parse()) {
+                    (Ok(x), Ok(y)) => (x, y),
+                    _ => return Err("rectangular_boardsize not integers".into()),
+                };
+                let size = BoardSize::new(x, y).map_err(|_| "unacceptable size")?;
+                self.new_game(size)?;
+                Ok(String::new())
+            }
+            "clear_board" => {
+                self.new_game(self.game.board().size())?;
+                Ok(String::new())
+            }
+            "komi" => {
+                let [k] = args else {
+                    return Err("komi takes one argument".into());
+                };
+                let k: f64 = k.parse().map_err(|_| "komi not a float")?;
+                if !komi_is_valid(k) {
+                    return Err("komi must be a multiple of 0.5 between -150 and 150".into());
+                }
+                self.game.set_komi(k as f32);
+                self.config.rules.komi = k as f32;
+                Ok(String::new())
+            }
+            "play" => self.play(args),
+            "genmove" | "kgs-genmove_cleanup" => self.genmove(args),
+            "undo" => {
+                self.search.stop();
+                if self.game.undo() {
+                    self.resign.reset();
+                    Ok(String::new())
+                } else {
+                    Err("cannot undo".into())
+                }
+            }
+            "showboard" => Ok(self.showboard()),
+            "fixed_handicap" | "place_free_handicap" => self.fixed_handicap(name, args),
+            "set_free_handicap" => self.set_free_handicap(args),
+            "final_score" => Ok(self.final_score()),
+            "time_settings" => {
+                let [m, b, s] = args else {
+                    return Err("time_settings takes three arguments".into());
+                };
+                let (m, b, s) = match (m.parse(), b.parse(), s.parse()) {
+                    (Ok(m), Ok(b), Ok(s)) => (m, b, s),
+                    _ => return Err("time_settings: expected numbers".into()),
+                };
+                let c = Clock::from_gtp(m, b, s).map_err(|e| e.to_string())?;
+                self.clocks = [c.clone(), c];
+                Ok(String::new())
+            }
+            "kgs-time_settings" => {
+                let c = Clock::from_kgs(args).map_err(|e| e.to_string())?;
+                self.clocks = [c.clone(), c];
+                Ok(String::new())
+            }
+            "kata-time_settings" => {
+                let c = Clock::from_kata(args).map_err(|e| e.to_string())?;
+                self.clocks = [c.clone(), c];
+                Ok(String::new())
+            }
+            "time_left" => {
+                let [p, t, s] = args else {
+                    return Err("time_left takes three arguments".into());
+                };
+                let pla: Player = p.parse().map_err(|_| "invalid color")?;
+                let (t, s) = match (t.parse(), s.parse()) {
+                    (Ok(t), Ok(s)) => (t, s),
+                    _ => return Err("time_left: expected numbers".into()),
+                };
+                self.clocks[pla.index()]
+                    .set_time_left(t, s)
+                    .map_err(|e| e.to_string())?;
+                Ok(String::new())
+            }
+            "kgs-rules" | "kata-set-rules" => {
+                let text = args.join(" ");
+                if text.is_empty() {
+                    return Err(format!("{name} takes a rules name"));
+                }
+                let mut rules = Rules::parse(&text).map_err(|e| e.to_string())?;
+                rules.komi = self.game.rules().komi;
+                self.search.stop();
+                self.game
+                    .set_rules(rules)
+                    .map_err(|e| format!("the game so far is illegal under these rules: {e}"))?;
+                self.config.rules = rules;
+                Ok(String::new())
+            }
+            "kata-get-rules" => Ok(self.game.rules().to_json_no_komi().to_string()),
+            "loadsgf" => self.loadsgf(args),
+            "printsgf" => Ok(sgf::save(&self.game)),
+            "cputime" => Ok(format!("{:.3}", cpu_seconds())),
+            _ => Err("unknown command".into()),
+        }
+    }
+
+    fn new_game(&mut self, size: BoardSize) -> Result<()> {
+        self.search.stop();
+        self.ensure_evaluator(size)?;
+        self.game = Game::new(size, self.config.rules);
+        self.resign.reset();
+        Ok(())
+    }
+
+    /// Gets an evaluator for `size` if the search's is for another size.
+    fn ensure_evaluator(&mut self, size: BoardSize) -> Result<()> {
+        if size != self.search_size {
+            let ev = (self.source)(size)?;
+            self.search = Search::new(ev, self.config.params.clone());
+            self.search_size = size;
+        }
+        Ok(())
+    }
+
+    fn play(&mut self, args: &[&str]) -> Result<String> {
+        let [p, v] = args else {
+            return Err("play takes a color and a vertex".into());
+        };
+        let pla: Player = p.parse().map_err(|_| "invalid color")?;
+        let size = self.game.board().size();
+        let mv = size.parse_move(v).map_err(|_| "invalid vertex")?;
+        if self.game.is_over() {
+            return Err("illegal move: the game is over".into());
+        }
+        self.game
+            .play_tolerant(pla, mv)
+            .map_err(|e| format!("illegal move: {e}"))?;
+        Ok(String::new())
+    }
+
+    fn genmove(&mut self, args: &[&str]) -> Result<String> {
+        let [p] = args else {
+            return Err("genmove takes a color".into());
+        };
+        let pla: Player = p.parse().map_err(|_| "invalid color")?;
+        if self.game.is_over() {
+            return Err("the game is over".into());
+        }
+        if self.game.to_move() != pla {
+            self.game.set_player_to_move(pla);
+        }
+        let started = std::time::Instant::now();
+        let base = Limits {
+            visits: self.config.visits,
+            ..Limits::default()
+        };
+        let clock = &self.clocks[pla.index()];
+        let limits = limits_for_move(clock, &self.game, self.config.lag_buffer, base);
+        let limits = if limits.is_unbounded() {
+            Limits::visits(800)
+        } else {
+            limits
+        };
+        self.search.set_position(&self.game);
+        self.search.run(limits).map_err(|e| e.to_string())?;
+        let analysis = self
+            .search
+            .analysis(&SnapshotOptions::default())
+            .ok_or("the search produced no analysis")?;
+        self.clocks[pla.index()].charge(started.elapsed().as_secs_f64());
+        if self.config.resign_below.is_some() && self.resign.observe(&analysis) {
+            return Ok("resign".into());
+        }
+        let temperature = self.config.params.chosen_move_temperature;
+        let mv = analysis
+            .choose_move(temperature, &mut self.rng)
+            .ok_or("no move to play")?;
+        self.game
+            .play(mv)
+            .map_err(|e| format!("internal error: the chosen move is illegal: {e}"))?;
+        Ok(self.game.board().size().gtp(mv))
+    }
+
+    fn fixed_handicap(&mut self, name: &str, args: &[&str]) -> Result<String> {
+        let [n] = args else {
+            return Err(format!("{name} takes a number of stones"));
+        };
+        let n: usize = n.parse().map_err(|_| "number of stones not an integer")?;
+        let size = self.game.board().size();
+        if !self.game.board().is_board_empty() || !self.game.turns().is_empty() {
+            return Err("board not empty".into());
+        }
+        if n < 2 || n > max_fixed_handicap(size) {
+            return Err("invalid number of stones".into());
+        }
+        let stones = fixed_handicap(size, n).map_err(|e| e.to_string())?;
+        self.set_handicap(&stones)?;
+        Ok(stones
+            .iter()
+            .map(|&l| size.gtp(Move::Play(l)))
+            .collect::<Vec<_>>()
+            .join(" "))
+    }
+
+    fn set_free_handicap(&mut self, args: &[&str]) -> Result<String> {
+        let size = self.game.board().size();
+        if !self.game.board().is_board_empty() || !self.game.turns().is_empty() {
+            return Err("board not empty".into());
+        }
+        let stones = args
+            .iter()
+            .map(|v| size.parse_loc(v).map_err(|_| format!("invalid vertex {v}")))
+            .collect::<Result<Vec<Loc>>>()?;
+        if stones.len() < 2 {
+            return Err("invalid number of stones".into());
+        }
+        check_free_handicap(self.game.board(), &stones).map_err(|e| e.to_string())?;
+        self.set_handicap(&stones)?;
+        Ok(String::new())
+    }
+
+    fn set_handicap(&mut self, stones: &[Loc]) -> Result<()> {
+        self.search.stop();
+        let size = self.game.board().size();
+        self.game =
+            Game::with_handicap(size, self.config.rules, stones).map_err(|e| e.to_string())?;
+        Ok(())
+    }
+
+    fn final_score(&self) -> String {
+        let mut g = self.game.clone();
+        if !g.is_over() {
+            // Every stone on the board counts as alive until dead-stone estimation exists.
+            g.end_and_score_now();
+        }
+        match g.outcome() {
+            Some(o @ Outcome::Scored { .. }) => o.sgf_result(),
+            Some(o @ Outcome::Resigned { .. }) => o.sgf_result(),
+            Some(Outcome::NoResult) | None => "0".into(),
+        }
+    }
+
+    fn showboard(&self) -> String {
+        let board = self.game.board();
+        let size = board.size();
+        let letters: String = (0..size.width())
+            .map(|x| {
+                let m = size.loc(x, 0).map(Move::Play).unwrap_or(Move::Pass);
+                size.gtp(m).chars().next().unwrap_or('?')
+            })
+            .flat_map(|c| [' ', c])
+            .collect();
+        let mut out = format!("\n   {letters}\n");
+        for (i, row) in board.rows().iter().enumerate() {
+            let y = size.height() - i;
+            let cells: String = row.chars().flat_map(|c| [' ', c]).collect();
+            out.push_str(&format!("{y:>2}{cells}  {y}\n"));
+        }
+        out.push_str(&format!("   {letters}\n"));
+        out.push_str(&format!(
+            "Next player: {}  Komi: {}  Captures B: {} W: {}",
+            match self.game.to_move() {
+                Player::Black => "Black",
+                Player::White => "White",
+            },
+            self.game.rules().komi,
+            board.captures(Player::Black),
+            board.captures(Player::White),
+        ));
+        out
+    }
+
+    fn loadsgf(&mut self, args: &[&str]) -> Result<String> {
+        let (file, upto) = match args {
+            [f] => (*f, None),
+            [f, n] => (
+                *f,
+                Some(
+                    n.parse::<usize>()
+                        .map_err(|_| "move number not an integer")?,
+                ),
+            ),
+            _ => return Err("loadsgf takes a file name and an optional move number".into()),
+        };
+        let bytes = std::fs::read(file).map_err(|e| format!("cannot load file: {e}"))?;
+        let text = String::from_utf8_lossy(&bytes);
+        let rec = sgf::load(&text).map_err(|e| format!("cannot load file: {e}"))?;
+        let mut game = rec.game;
+        if let Some(n) = upto {
+            // GTP: play up to, not including, move number n (1-based).
+            let keep = n.saturating_sub(1);
+            while game.turns().len() > keep {
+                if !game.undo() {
+                    break;
+                }
+            }
+        }
+        self.search.stop();
+        self.ensure_evaluator(game.board().size())?;
+        self.config.rules = *game.rules();
+        self.game = game;
+        self.resign.reset();
+        Ok(String::new())
+    }
+}
+
+/// CPU seconds this process has used (Linux `/proc`; 0 elsewhere).
+fn cpu_seconds() -> f64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0.0;
+    };
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    let rest = stat.rsplit(')').next().unwrap_or("");
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|s| s.parse::<f64>().ok()).unwrap_or(0.0);
+    // utime and stime are fields 14 and 15 of the line, 11 and 12 after the name.
+    (ticks(11) + ticks(12)) / 100.0
+}

@@ -1,0 +1,40 @@
+//! GTP v2: [`line`] turns input lines into commands as the specification's preprocessing
+//! says, [`engine`] carries them out on a game and a search, and [`Reply`] formats answers.
+
+pub mod engine;
+pub mod line;
+
+pub use engine::{Engine, EngineConfig};
+pub use line::{parse_line, Command, LineError, MAX_LINE_BYTES};
+
+/// The answer to one command.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reply {
+    /// `= text`.
+    Success(String),
+    /// `? text`.
+    Failure(String),
+}
+
+impl Reply {
+    /// The reply as GTP sends it: `=id text` or `?id text`, ended by an empty line.
+    pub fn format(&self, id: Option<u64>) -> String {
+        let (mark, text) = match self {
+            Reply::Success(t) => ('=', t),
+            Reply::Failure(t) => ('?', t),
+        };
+        let id = id.map(|i| i.to_string()).unwrap_or_default();
+        // A reply must not contain an empty line, which would end it early.
+        let mut body = text.trim_end().replace("\n\n", "\n");
+        while body.contains("\n\n") {
+            body = body.replace("\n\n", "\n");
+        }
+        if body.is_empty() {
+            format!("{mark}{id}\n\n")
+        } else if body.starts_with('\n') {
+            format!("{mark}{id}{body}\n\n")
+        } else {
+            format!("{mark}{id} {body}\n\n")
+        }
+    }
+}

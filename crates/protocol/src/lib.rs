@@ -1,0 +1,4 @@
+//! Tengen's protocols. [`gtp`]: the Go Text Protocol v2 engine, transport-free (lines in,
+//! replies out), so the binary can serve it over stdin/stdout, TCP or a serial line.
+
+pub mod gtp;

@@ -1,0 +1,181 @@
+//! `tengen gtp` over pipes, as a controller drives it: a game with ids, clocks, undo,
+//! handicap and an SGF round trip, and malformed input that gets `?` replies while the
+//! engine keeps serving. Without `--model` (the uniform evaluator) so it runs anywhere;
+//! one session with the real network when ../shared is present.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+/// Sends `input` to `tengen gtp ARGS` and returns the replies (each without its blank line).
+fn session(args: &[&str], input: &[u8]) -> Vec<String> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tengen"))
+        .arg("gtp")
+        .args(args)
+        .env("RUST_LOG", "error")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("tengen runs");
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).expect("replies are UTF-8");
+    assert!(text.ends_with("\n\n"), "{text:?}");
+    text.trim_end_matches('\n')
+        .split("\n\n")
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn a_game_with_ids_clocks_undo_and_scoring() {
+    let dir = tempfile::tempdir().unwrap();
+    let sgf = dir.path().join("game.sgf");
+    let script = "protocol_version\n\
+         1 name\n\
+         2 boardsize 9\n\
+         3 clear_board\n\
+         4 komi 6.5\n\
+         5 play b E5\n\
+         6 genmove w\n\
+         7 undo\n\
+         8 undo\n\
+         9 undo\n\
+         10 time_settings 60 5 1\n\
+         11 time_left b 30 0\n\
+         12 genmove b\n\
+         13 genmove w\n\
+         14 showboard\n\
+         15 final_score\n\
+         16 known_command genmove\n\
+         17 known_command frobnicate\n\
+         18 kata-get-rules\n\
+         19 kata-set-rules japanese\n\
+         20 kata-get-rules\n\
+         21 printsgf\n\
+         quit\n";
+    let r = session(&["--visits", "30"], script.as_bytes());
+    assert_eq!(r[0], "= 2");
+    assert_eq!(r[1], "=1 Tengen");
+    for (i, reply) in r.iter().enumerate().take(6).skip(2) {
+        assert_eq!(reply, &format!("={}", i));
+    }
+    let w_move = r[6].strip_prefix("=6 ").expect("a move");
+    assert!(w_move != "E5" && !w_move.is_empty());
+    assert_eq!(r[7], "=7");
+    assert_eq!(r[8], "=8");
+    assert_eq!(r[9], "?9 cannot undo");
+    assert_eq!(r[10], "=10");
+    assert_eq!(r[11], "=11");
+    assert!(r[12].starts_with("=12 "), "{}", r[12]);
+    assert!(r[13].starts_with("=13 "), "{}", r[13]);
+    let board = &r[14];
+    assert!(
+        board.starts_with("=14\n") && board.contains("Next player: Black"),
+        "{board}"
+    );
+    assert!(board.contains(" A B C D E F G H J"));
+    let score = r[15].strip_prefix("=15 ").unwrap();
+    assert!(
+        score.starts_with("B+") || score.starts_with("W+") || score == "0",
+        "{score}"
+    );
+    assert_eq!(r[16], "=16 true");
+    assert_eq!(r[17], "=17 false");
+    assert!(r[18].contains("\"scoring\":\"AREA\""), "{}", r[18]);
+    assert_eq!(r[19], "=19");
+    assert!(r[20].contains("\"scoring\":\"TERRITORY\""), "{}", r[20]);
+    let record = r[21].strip_prefix("=21 ").unwrap();
+    assert!(
+        record.starts_with("(;") && record.contains("KM[6.5]"),
+        "{record}"
+    );
+
+    // The record loads back: same moves, same next player.
+    std::fs::write(&sgf, record).unwrap();
+    let script = format!("loadsgf {}\nshowboard\nprintsgf\nquit\n", sgf.display());
+    let r2 = session(&["--visits", "10"], script.as_bytes());
+    assert_eq!(r2[0], "=");
+    assert_eq!(
+        r2[1].lines().skip(1).collect::<Vec<_>>(),
+        board.lines().skip(1).collect::<Vec<_>>()
+    );
+    assert_eq!(r2[2].strip_prefix("= ").unwrap(), record);
+}
+
+#[test]
+fn handicap_then_white_moves_first() {
+    let r = session(
+        &["--visits", "20"],
+        b"boardsize 19\nfixed_handicap 4\ngenmove w\nset_free_handicap D4 Q16\nclear_board\nset_free_handicap D4 Q16\nplay b D5\nquit\n",
+    );
+    let stones: Vec<&str> = r[1].strip_prefix("= ").unwrap().split(' ').collect();
+    assert_eq!(stones.len(), 4);
+    assert!(stones.contains(&"D4") && stones.contains(&"Q16"));
+    assert!(r[2].starts_with("= "), "{}", r[2]);
+    assert_eq!(r[3], "? board not empty");
+    assert_eq!(r[5], "=");
+    assert_eq!(r[6], "=");
+}
+
+#[test]
+fn malformed_input_gets_errors_and_the_engine_keeps_serving() {
+    let mut input = Vec::new();
+    input.extend_from_slice(b"1 play b Z99\n");
+    input.extend_from_slice(b"2 play x D4\n");
+    input.extend_from_slice(b"3 boardsize 100\n");
+    input.extend_from_slice(b"4 boardsize 0\n");
+    input.extend_from_slice(b"5 frobnicate\n");
+    input.extend_from_slice(b"6 komi lots\n");
+    input.extend_from_slice(b"7 play b D4\n8 play w D4\n");
+    input.extend_from_slice(b"9 play b \xff\xfe\n");
+    input.extend_from_slice(&vec![b'x'; 2 << 20]);
+    input.extend_from_slice(b"\n");
+    input.extend_from_slice(b"10 time_left b -5 -1\n");
+    input.extend_from_slice(b"11 time_settings 1e400 0 0\n");
+    input.extend_from_slice(b"12\n");
+    input.extend_from_slice(b"# comment only\n\n   \n");
+    input.extend_from_slice(b"13 name\n");
+    input.extend_from_slice(b"quit\n");
+    let r = session(&[], &input);
+    assert_eq!(r[0], "?1 invalid vertex");
+    assert_eq!(r[1], "?2 invalid color");
+    assert_eq!(r[2], "?3 unacceptable size");
+    assert_eq!(r[3], "?4 unacceptable size");
+    assert_eq!(r[4], "?5 unknown command");
+    assert_eq!(r[5], "?6 komi not a float");
+    assert_eq!(r[6], "=7");
+    assert!(r[7].starts_with("?8 illegal move"), "{}", r[7]);
+    assert_eq!(r[8], "?9 invalid vertex");
+    assert!(r[9].starts_with("? line too long"), "{}", r[9]);
+    assert!(r[10].starts_with("?10 "), "{}", r[10]);
+    assert!(r[11].starts_with("?11 "), "{}", r[11]);
+    assert_eq!(r[12], "?12 missing command");
+    assert_eq!(r[13], "=13 Tengen");
+    assert_eq!(r[14], "=");
+    assert_eq!(r.len(), 15);
+}
+
+#[test]
+fn the_network_plays_the_obvious_move() {
+    let dir = std::env::var_os("TENGEN_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared")));
+    let model = dir.join("models/g170-b6c96.bin.gz");
+    if !model.is_file() {
+        println!("skipped: {} not found", model.display());
+        return;
+    }
+    // Black's E5 is in atari on a 9x9 board; the network saves it.
+    let r = session(
+        &["--model", model.to_str().unwrap(), "--visits", "100"],
+        b"boardsize 9\nplay w D5\nplay w E6\nplay w F5\nplay b E5\ngenmove b\nquit\n",
+    );
+    assert_eq!(r[5], "= E4", "{r:?}");
+}
