@@ -342,7 +342,8 @@ fn build(
             let var = (m.utility_sq / v - u * u).max(1e-8);
             params.lcb_stdevs * (var / v).sqrt()
         } else {
-            1e10
+            // One visit says nothing about spread: a bound as wide as utility itself.
+            2.0 * params.utility_radius()
         };
         let winrate = 0.5 * (1.0 + m.winloss / v);
         let mean = m.score / v;

@@ -2,7 +2,7 @@
 //! background or to a limit, reuses the tree when the game moves on, and answers
 //! snapshots while it runs.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -119,6 +119,10 @@ struct Shared {
     evaluator: Arc<dyn Evaluator>,
     inner: Mutex<Inner>,
     stop: AtomicBool,
+    /// Snapshots waiting for the lock. The lock is not fair: with a fast evaluator the
+    /// search threads would take it back before a waiting snapshot ever got it, so they
+    /// step aside while this is non-zero.
+    readers_waiting: AtomicUsize,
 }
 
 fn lock(m: &Mutex<Inner>) -> MutexGuard<'_, Inner> {
@@ -155,6 +159,7 @@ impl Search {
                     collisions: 0,
                 }),
                 stop: AtomicBool::new(false),
+                readers_waiting: AtomicUsize::new(0),
             }),
             workers: Vec::new(),
             params,
@@ -307,7 +312,9 @@ impl Search {
         f: impl FnOnce(&Inner, Option<&Run>, &Game) -> R,
     ) -> Option<R> {
         let game = self.game.as_deref()?;
+        self.shared.readers_waiting.fetch_add(1, Ordering::SeqCst);
         let inner = lock(&self.shared.inner);
+        self.shared.readers_waiting.fetch_sub(1, Ordering::SeqCst);
         Some(f(&inner, self.run.as_deref(), game))
     }
 
@@ -677,6 +684,9 @@ fn worker(shared: &Shared, run: &Run, seed: u64) {
     let mut moves: Vec<u16> = Vec::with_capacity(256);
     let params = &run.params;
     while !shared.stop.load(Ordering::Relaxed) {
+        while shared.readers_waiting.load(Ordering::Relaxed) > 0 {
+            std::thread::yield_now();
+        }
         let leaf = {
             let mut inner = lock(&shared.inner);
             if run.done(&inner) {

@@ -2,12 +2,15 @@
 
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Args;
 use tengen_nn::eval::{Evaluator as NnEvaluator, EvaluatorConfig};
-use tengen_protocol::gtp::{parse_line, Engine, EngineConfig, LineError, Reply, MAX_LINE_BYTES};
+use tengen_protocol::gtp::{
+    analyze_command, parse_line, Engine, EngineConfig, LineError, Reply, MAX_LINE_BYTES,
+};
 use tengen_rules::{BoardSize, Rules};
 use tengen_search::{Evaluator, SearchParams, UniformEvaluator};
 
@@ -115,23 +118,127 @@ pub fn run(a: GtpArgs) -> Result<()> {
         ..EngineConfig::default()
     };
     let mut engine = Engine::new(source, config).map_err(anyhow::Error::msg)?;
-    let stdin = std::io::stdin();
-    let mut input = stdin.lock();
-    let mut out = std::io::stdout().lock();
-    while let Some(line) = read_bounded(&mut input)? {
-        let (id, reply) = match line.map(|l| parse_line(&l)) {
-            Ok(None) => continue,
-            Ok(Some(Ok(cmd))) => (cmd.id, engine.handle(&cmd)),
-            Ok(Some(Err(LineError::MissingCommand { id }))) => {
-                (id, Reply::Failure("missing command".into()))
+    // Lines are read on their own thread so that a running analysis sees the next command
+    // arrive and stops, as GTP clients expect.
+    let (tx, rx) = mpsc::sync_channel::<Result<String, LineError>>(16);
+    std::thread::Builder::new()
+        .name("gtp-input".into())
+        .spawn(move || {
+            let stdin = std::io::stdin();
+            let mut input = stdin.lock();
+            while let Ok(Some(line)) = read_bounded(&mut input) {
+                if tx.send(line).is_err() {
+                    break;
+                }
             }
-            Ok(Some(Err(e))) | Err(e) => (None, Reply::Failure(e.to_string())),
+        })?;
+    let mut out = std::io::stdout().lock();
+    let mut pending = None;
+    loop {
+        let line = match pending.take() {
+            Some(l) => l,
+            None => match rx.recv() {
+                Ok(l) => l,
+                Err(_) => break,
+            },
         };
-        out.write_all(reply.format(id).as_bytes())?;
-        out.flush()?;
+        let cmd = match line.map(|l| parse_line(&l)) {
+            Ok(None) => continue,
+            Ok(Some(Ok(cmd))) => cmd,
+            Ok(Some(Err(LineError::MissingCommand { id }))) => {
+                write_reply(&mut out, &Reply::Failure("missing command".into()), id)?;
+                continue;
+            }
+            Ok(Some(Err(e))) | Err(e) => {
+                write_reply(&mut out, &Reply::Failure(e.to_string()), None)?;
+                continue;
+            }
+        };
+        if analyze_command(&cmd.name).is_some() {
+            pending = analyze(&mut engine, &cmd, &rx, &mut out)?;
+            continue;
+        }
+        write_reply(&mut out, &engine.handle(&cmd), cmd.id)?;
         if engine.quit_requested() {
             break;
         }
     }
+    engine.handle(&tengen_protocol::gtp::Command {
+        id: None,
+        name: "quit".into(),
+        args: Vec::new(),
+    });
     Ok(())
+}
+
+fn write_reply(out: &mut impl Write, reply: &Reply, id: Option<u64>) -> Result<()> {
+    out.write_all(reply.format(id).as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
+type Line = Result<String, LineError>;
+
+/// Runs a streaming analysis command: `=id`, then a report line every interval until the
+/// next input line arrives (or, for the genmove forms, until the move is chosen and
+/// played), then an empty line. Returns the input line that stopped it.
+fn analyze(
+    engine: &mut Engine,
+    cmd: &tengen_protocol::gtp::Command,
+    rx: &mpsc::Receiver<Line>,
+    out: &mut impl Write,
+) -> Result<Option<Line>> {
+    let args: Vec<&str> = cmd.args.iter().map(String::as_str).collect();
+    let a = match engine.start_analyze(&cmd.name, &args) {
+        Ok(a) => a,
+        Err(e) => {
+            write_reply(out, &Reply::Failure(e), cmd.id)?;
+            return Ok(None);
+        }
+    };
+    let id = cmd.id.map(|i| i.to_string()).unwrap_or_default();
+    writeln!(out, "={id}")?;
+    out.flush()?;
+    // An interval of 0 means no periodic reports; poll the search anyway.
+    let report = !a.interval.is_zero();
+    let tick = if report {
+        a.interval.max(Duration::from_millis(10))
+    } else {
+        Duration::from_millis(50)
+    };
+    let mut next = None;
+    loop {
+        if a.genmove {
+            std::thread::sleep(tick);
+            if !engine.is_searching() {
+                break;
+            }
+        } else {
+            match rx.recv_timeout(tick) {
+                Ok(l) => {
+                    next = Some(l);
+                    break;
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+        }
+        if report {
+            if let Some(line) = engine.analyze_line(&a) {
+                writeln!(out, "{line}")?;
+                out.flush()?;
+            }
+        }
+    }
+    if a.genmove && report {
+        if let Some(line) = engine.analyze_line(&a) {
+            writeln!(out, "{line}")?;
+        }
+    }
+    if let Some(play) = engine.finish_analyze(&a) {
+        writeln!(out, "{play}")?;
+    }
+    writeln!(out)?;
+    out.flush()?;
+    Ok(next)
 }

@@ -179,3 +179,103 @@ fn the_network_plays_the_obvious_move() {
     );
     assert_eq!(r[5], "= E4", "{r:?}");
 }
+
+/// Like [`session`], but waits `pause` after each chunk, so analyses have time to report.
+fn timed_session(args: &[&str], chunks: &[&str], pause: std::time::Duration) -> String {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tengen"))
+        .arg("gtp")
+        .args(args)
+        .env("RUST_LOG", "error")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("tengen runs");
+    // Read the replies while writing: reports outgrow the pipe's buffer.
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut stdout, &mut s).unwrap();
+        s
+    });
+    let mut stdin = child.stdin.take().unwrap();
+    for c in chunks {
+        stdin.write_all(c.as_bytes()).unwrap();
+        stdin.flush().unwrap();
+        std::thread::sleep(pause);
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    reader.join().unwrap()
+}
+
+#[test]
+fn analysis_streams_until_the_next_command() {
+    let pause = std::time::Duration::from_millis(400);
+    let out = timed_session(
+        &[],
+        &[
+            "boardsize 9\n5 kata-analyze 5 ownership true rootInfo true\n",
+            "6 name\n7 lz-analyze b 5\n",
+            "8 kata-genmove_analyze b 5\n",
+            "9 showboard\nquit\n",
+        ],
+        pause,
+    );
+    let replies: Vec<&str> = out.trim_end_matches('\n').split("\n\n").collect();
+    assert_eq!(replies[0], "=");
+    // kata-analyze: "=5", then report lines, closed by the empty line before "=6".
+    let kata: Vec<&str> = replies[1].lines().collect();
+    assert_eq!(kata[0], "=5");
+    assert!(kata.len() >= 3, "too few reports: {kata:?}");
+    for l in &kata[1..] {
+        assert!(l.starts_with("info move "), "{l}");
+        for key in [
+            " visits ",
+            " winrate ",
+            " scoreLead ",
+            " utilityLcb ",
+            " order 0 ",
+            " pv ",
+        ] {
+            assert!(l.contains(key), "{key} missing in {l}");
+        }
+        assert!(l.contains(" rootInfo visits "), "{l}");
+        let own = l.split(" ownership ").nth(1).expect("ownership");
+        assert_eq!(own.split(' ').count(), 81, "{own}");
+    }
+    assert_eq!(replies[2], "=6 Tengen");
+    let lz: Vec<&str> = replies[3].lines().collect();
+    assert_eq!(lz[0], "=7");
+    assert!(lz.len() >= 2);
+    let first = lz[1];
+    assert!(
+        first.starts_with("info move ") && first.contains(" winrate "),
+        "{first}"
+    );
+    let winrate: i64 = first
+        .split(" winrate ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((0..=10000).contains(&winrate));
+    // genmove_analyze ends with the move it played.
+    let gen: Vec<&str> = replies[4].lines().collect();
+    assert_eq!(gen[0], "=8");
+    let play = gen.last().unwrap();
+    assert!(play.starts_with("play "), "{gen:?}");
+    let board = replies[5];
+    assert!(
+        board.starts_with("=9") && board.contains("Next player: White"),
+        "{board}"
+    );
+}

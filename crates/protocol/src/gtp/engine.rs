@@ -10,6 +10,7 @@ use tengen_search::{
     limits_for_move, Clock, Evaluator, Limits, ResignTracker, Search, SearchParams, SnapshotOptions,
 };
 
+use super::analyze::{format_line, parse_args, AnalyzeArgs, Format};
 use super::{Command, Reply};
 
 /// How the engine plays.
@@ -76,7 +77,24 @@ pub const COMMANDS: &[&str] = &[
     "loadsgf",
     "printsgf",
     "cputime",
+    "kata-analyze",
+    "lz-analyze",
+    "analyze",
+    "kata-genmove_analyze",
+    "lz-genmove_analyze",
+    "genmove_analyze",
 ];
+
+/// The analysis format of a streaming command, and whether it ends with a move.
+pub fn analyze_command(name: &str) -> Option<(Format, bool)> {
+    match name {
+        "kata-analyze" => Some((Format::Kata, false)),
+        "lz-analyze" | "analyze" => Some((Format::Lz, false)),
+        "kata-genmove_analyze" => Some((Format::Kata, true)),
+        "lz-genmove_analyze" | "genmove_analyze" => Some((Format::Lz, true)),
+        _ => None,
+    }
+}
 
 /// Gives the evaluator for a board size (a network graph is built per size).
 pub type EvaluatorSource = Box<dyn FnMut(BoardSize) -> Result<Arc<dyn Evaluator>> + Send>;
@@ -92,6 +110,7 @@ pub struct Engine {
     clocks: [Clock; 2],
     resign: ResignTracker,
     rng: fastrand::Rng,
+    analysis_started: Option<std::time::Instant>,
     quit: bool,
 }
 
@@ -115,6 +134,7 @@ impl Engine {
             clocks: [Clock::unlimited(), Clock::unlimited()],
             resign,
             rng: fastrand::Rng::with_seed(seed),
+            analysis_started: None,
             quit: false,
         })
     }
@@ -262,8 +282,109 @@ impl Engine {
             "loadsgf" => self.loadsgf(args),
             "printsgf" => Ok(sgf::save(&self.game)),
             "cputime" => Ok(format!("{:.3}", cpu_seconds())),
+            n if analyze_command(n).is_some() => {
+                Err("analysis commands stream; this transport cannot run them".into())
+            }
             _ => Err("unknown command".into()),
         }
+    }
+
+    /// Starts a streaming analysis command (see [`analyze_command`]): the search runs in
+    /// the background until [`Engine::finish_analyze`]; `genmove` forms stop by themselves
+    /// at the move's limits.
+    pub fn start_analyze(&mut self, name: &str, args: &[&str]) -> Result<AnalyzeArgs> {
+        let (format, genmove) = analyze_command(name).ok_or("unknown command")?;
+        let size = self.game.board().size();
+        let a = parse_args(format, genmove, args, size)?;
+        if genmove && a.player.is_none() {
+            return Err(format!("{name} takes a color first"));
+        }
+        if self.game.is_over() {
+            return Err("the game is over".into());
+        }
+        if let Some(p) = a.player {
+            if p != self.game.to_move() {
+                self.game.set_player_to_move(p);
+            }
+        }
+        let params = SearchParams {
+            ownership: a.ownership || a.moves_ownership,
+            ..self.config.params.clone()
+        };
+        self.search.set_params(params);
+        self.search.set_filter(a.filters.clone());
+        self.search.set_position(&self.game);
+        let limits = if genmove {
+            let pla = self.game.to_move();
+            let base = Limits {
+                visits: self.config.visits,
+                ..Limits::default()
+            };
+            let l = limits_for_move(
+                &self.clocks[pla.index()],
+                &self.game,
+                self.config.lag_buffer,
+                base,
+            );
+            if l.is_unbounded() {
+                Limits::visits(800)
+            } else {
+                l
+            }
+        } else {
+            Limits::default()
+        };
+        self.analysis_started = Some(std::time::Instant::now());
+        self.search.start(limits).map_err(|e| e.to_string())?;
+        Ok(a)
+    }
+
+    /// The current report line of a running analysis, if there is anything to report.
+    pub fn analyze_line(&self, a: &AnalyzeArgs) -> Option<String> {
+        let opts = SnapshotOptions {
+            ownership: a.ownership,
+            moves_ownership: a.moves_ownership,
+            ..SnapshotOptions::default()
+        };
+        format_line(&self.search.analysis(&opts)?, a)
+    }
+
+    /// True while the analysis search runs (a `genmove` form stops at its limits).
+    pub fn is_searching(&self) -> bool {
+        self.search.is_running()
+    }
+
+    /// Ends an analysis; for the `genmove` forms, plays the chosen move and returns the
+    /// closing `play VERTEX` line.
+    pub fn finish_analyze(&mut self, a: &AnalyzeArgs) -> Option<String> {
+        self.search.stop();
+        let started = self.analysis_started.take();
+        let mut line = None;
+        if a.genmove {
+            let pla = self.game.to_move();
+            if let Some(t) = started {
+                self.clocks[pla.index()].charge(t.elapsed().as_secs_f64());
+            }
+            let size = self.game.board().size();
+            let analysis = self.search.analysis(&SnapshotOptions::default());
+            let resign = match &analysis {
+                Some(an) => self.config.resign_below.is_some() && self.resign.observe(an),
+                None => false,
+            };
+            let temperature = self.config.params.chosen_move_temperature;
+            let mv = analysis.and_then(|an| an.choose_move(temperature, &mut self.rng));
+            line = Some(match (resign, mv) {
+                (true, _) => "play resign".to_string(),
+                (false, Some(mv)) if self.game.play(mv).is_ok() => format!("play {}", size.gtp(mv)),
+                _ => "play pass".to_string(),
+            });
+            if line.as_deref() == Some("play pass") {
+                let _ = self.game.play(Move::Pass);
+            }
+        }
+        self.search.set_filter(Vec::new());
+        self.search.set_params(self.config.params.clone());
+        line
     }
 
     fn new_game(&mut self, size: BoardSize) -> Result<()> {

@@ -1,10 +1,12 @@
 //! GTP v2: [`line`] turns input lines into commands as the specification's preprocessing
 //! says, [`engine`] carries them out on a game and a search, and [`Reply`] formats answers.
 
+pub mod analyze;
 pub mod engine;
 pub mod line;
 
-pub use engine::{Engine, EngineConfig};
+pub use analyze::{AnalyzeArgs, Format};
+pub use engine::{analyze_command, Engine, EngineConfig};
 pub use line::{parse_line, Command, LineError, MAX_LINE_BYTES};
 
 /// The answer to one command.

@@ -1,0 +1,348 @@
+//! The analysis commands' arguments and output lines: KataGo's `kata-analyze` and Leela
+//! Zero's `lz-analyze` (also Sabaki's `analyze`), and their `genmove_analyze` forms.
+//! Values are from the side to move's point of view, as KataGo's GTP reports them.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use tengen_rules::{BoardSize, Move, Player};
+use tengen_search::{Analysis, FilterRule};
+
+/// Which output format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// `kata-analyze`: floats, scores, utility, optional ownership and root info.
+    Kata,
+    /// `lz-analyze` and `analyze`: winrate, prior and lcb as integers out of 10000.
+    Lz,
+}
+
+/// Parsed arguments of an analysis command.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AnalyzeArgs {
+    /// Output format.
+    pub format: Format,
+    /// Whose move to analyse (default: the player to move).
+    pub player: Option<Player>,
+    /// Time between reports.
+    pub interval: Duration,
+    /// Report at least this many moves, visited or not.
+    pub min_moves: usize,
+    /// Report at most this many moves.
+    pub max_moves: usize,
+    /// Include root ownership.
+    pub ownership: bool,
+    /// Include root ownership stdev.
+    pub ownership_stdev: bool,
+    /// Include ownership after each move.
+    pub moves_ownership: bool,
+    /// Include PV visits.
+    pub pv_visits: bool,
+    /// Include root values.
+    pub root_info: bool,
+    /// Avoid/allow rules.
+    pub filters: Vec<FilterRule>,
+    /// True for the `genmove_analyze` forms, which end by playing a move.
+    pub genmove: bool,
+}
+
+/// Parses `[player] [interval] [key value]...` as KataGo does (interval in centiseconds;
+/// `avoid`/`allow` take a player, a comma-separated move list and a depth).
+pub fn parse_args(
+    format: Format,
+    genmove: bool,
+    args: &[&str],
+    size: BoardSize,
+) -> Result<AnalyzeArgs, String> {
+    let mut a = AnalyzeArgs {
+        format,
+        player: None,
+        interval: Duration::from_secs(1),
+        min_moves: 0,
+        max_moves: 10_000,
+        ownership: false,
+        ownership_stdev: false,
+        moves_ownership: false,
+        pv_visits: false,
+        root_info: false,
+        filters: Vec::new(),
+        genmove,
+    };
+    let mut rest = args;
+    if let Some(first) = rest.first() {
+        if let Ok(p) = first.parse::<Player>() {
+            a.player = Some(p);
+            rest = &rest[1..];
+        }
+    }
+    if let Some(first) = rest.first() {
+        if let Ok(cs) = first.parse::<f64>() {
+            if !(0.0..=1e7).contains(&cs) {
+                return Err("interval must be between 0 and 1e7 centiseconds".into());
+            }
+            a.interval = Duration::from_secs_f64(cs / 100.0);
+            rest = &rest[1..];
+        }
+    }
+    while let Some(&key) = rest.first() {
+        let take = |n: usize| -> Result<&[&str], String> {
+            rest.get(1..=n)
+                .ok_or_else(|| format!("{key} needs {n} value(s)"))
+        };
+        let flag = |v: &str| match v {
+            "true" | "1" => Ok(true),
+            "false" | "0" => Ok(false),
+            _ => Err(format!("{key} takes true or false, not {v:?}")),
+        };
+        let used = match key {
+            "interval" => {
+                let v = take(1)?[0];
+                let cs: f64 = v.parse().map_err(|_| format!("bad interval {v:?}"))?;
+                if !(0.0..=1e7).contains(&cs) {
+                    return Err("interval must be between 0 and 1e7 centiseconds".into());
+                }
+                a.interval = Duration::from_secs_f64(cs / 100.0);
+                2
+            }
+            "minmoves" | "maxmoves" => {
+                let v = take(1)?[0];
+                let n: usize = v.parse().map_err(|_| format!("bad {key} {v:?}"))?;
+                if key == "minmoves" {
+                    a.min_moves = n;
+                } else {
+                    a.max_moves = n;
+                }
+                2
+            }
+            "avoid" | "allow" => {
+                let v = take(3)?;
+                let player: Player = v[0]
+                    .parse()
+                    .map_err(|_| format!("bad {key} color {:?}", v[0]))?;
+                let moves = v[1]
+                    .split(',')
+                    .filter(|m| !m.is_empty())
+                    .map(|m| {
+                        size.parse_move(m)
+                            .map_err(|_| format!("bad {key} vertex {m:?}"))
+                    })
+                    .collect::<Result<Vec<Move>, String>>()?;
+                let until_depth: u32 = v[2]
+                    .parse()
+                    .map_err(|_| format!("bad {key} depth {:?}", v[2]))?;
+                a.filters.push(FilterRule {
+                    player,
+                    moves,
+                    until_depth,
+                    allow: key == "allow",
+                });
+                4
+            }
+            "ownership" | "ownershipStdev" | "movesOwnership" | "pvVisits" | "rootInfo"
+                if format == Format::Kata =>
+            {
+                let b = flag(take(1)?[0])?;
+                match key {
+                    "ownership" => a.ownership = b,
+                    "ownershipStdev" => a.ownership_stdev = b,
+                    "movesOwnership" => a.moves_ownership = b,
+                    "pvVisits" => a.pv_visits = b,
+                    _ => a.root_info = b,
+                }
+                2
+            }
+            "pvVisits" => {
+                a.pv_visits = flag(take(1)?[0])?;
+                2
+            }
+            other => return Err(format!("unknown analysis argument {other:?}")),
+        };
+        rest = &rest[used..];
+    }
+    if a.ownership_stdev {
+        a.ownership = true;
+    }
+    Ok(a)
+}
+
+/// Formats numbers as KataGo's streams do: up to 6 significant digits, no trailing zeros.
+fn num(x: f64) -> String {
+    if !x.is_finite() {
+        return "0".into();
+    }
+    let s = format!("{:.*}", decimals(x), x);
+    let s = if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    };
+    if s == "-0" {
+        "0".into()
+    } else {
+        s
+    }
+}
+
+fn decimals(x: f64) -> usize {
+    let mag = if x == 0.0 {
+        0
+    } else {
+        x.abs().log10().floor() as i32
+    };
+    (5 - mag).clamp(0, 10) as usize
+}
+
+/// One report line for `a` (no newline), or `None` when there is nothing to report yet.
+pub fn format_line(a: &Analysis, args: &AnalyzeArgs) -> Option<String> {
+    let size = a.size;
+    // Side-to-move view: flip White's values when Black is to move.
+    let black = a.root.current_player == Player::Black;
+    let wr = |w: f64| if black { 1.0 - w } else { w };
+    let pts = |s: f64| if black { -s } else { s };
+    let moves: Vec<_> = a.moves.iter().take(args.max_moves).collect();
+    if moves.is_empty() {
+        return None;
+    }
+    let mut out = String::new();
+    for (i, m) in moves.iter().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        let pv: Vec<String> = m.pv.iter().map(|&mv| size.gtp(mv)).collect();
+        match args.format {
+            Format::Lz => {
+                let _ = write!(
+                    out,
+                    "info move {} visits {} winrate {} prior {} lcb {} order {} pv {}",
+                    size.gtp(m.mv),
+                    m.visits,
+                    (wr(m.winrate) * 10000.0).round() as i64,
+                    (m.prior * 10000.0).round() as i64,
+                    (wr(m.lcb) * 10000.0).round() as i64,
+                    m.order,
+                    pv.join(" ")
+                );
+            }
+            Format::Kata => {
+                let _ = write!(
+                    out,
+                    "info move {} visits {} edgeVisits {} utility {} winrate {} scoreMean {} \
+                     scoreStdev {} scoreLead {} scoreSelfplay {} prior {} lcb {} utilityLcb {} \
+                     weight {} order {} pv {}",
+                    size.gtp(m.mv),
+                    m.visits,
+                    m.edge_visits,
+                    num(pts(m.utility)),
+                    num(wr(m.winrate)),
+                    num(pts(m.score_lead)),
+                    num(m.score_stdev),
+                    num(pts(m.score_lead)),
+                    num(pts(m.score_selfplay)),
+                    num(m.prior),
+                    num(wr(m.lcb)),
+                    num(pts(m.utility_lcb)),
+                    m.visits,
+                    m.order,
+                    pv.join(" ")
+                );
+                if args.moves_ownership {
+                    if let Some(o) = &m.ownership {
+                        out.push_str(" movesOwnership");
+                        for &x in o {
+                            let _ = write!(out, " {}", num(pts(f64::from(x))));
+                        }
+                    }
+                }
+            }
+        }
+        if args.pv_visits {
+            let v: Vec<String> = m.pv_visits.iter().map(u64::to_string).collect();
+            let _ = write!(out, " pvVisits {}", v.join(" "));
+        }
+    }
+    if args.format == Format::Kata {
+        if args.root_info {
+            let r = &a.root;
+            let _ = write!(
+                out,
+                " rootInfo visits {} utility {} winrate {} scoreMean {} scoreStdev {} scoreLead {} \
+                 scoreSelfplay {} weight {} rawStWrError {} rawStScoreError {} rawVarTimeLeft {}",
+                r.visits,
+                num(pts(r.utility)),
+                num(wr(r.winrate)),
+                num(pts(r.score_lead)),
+                num(r.score_stdev),
+                num(pts(r.score_lead)),
+                num(pts(r.score_selfplay)),
+                r.visits,
+                num(r.raw_st_wr_error),
+                num(r.raw_st_score_error),
+                num(r.raw_var_time_left)
+            );
+        }
+        if args.ownership {
+            if let Some(o) = &a.ownership {
+                out.push_str(" ownership");
+                for &x in o {
+                    let _ = write!(out, " {}", num(pts(f64::from(x))));
+                }
+            }
+        }
+        if args.ownership_stdev {
+            if let Some(o) = &a.ownership_stdev {
+                out.push_str(" ownershipStdev");
+                for &x in o {
+                    let _ = write!(out, " {}", num(f64::from(x)));
+                }
+            }
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_parse_as_katago_takes_them() {
+        let size = BoardSize::square(19).unwrap();
+        let a = parse_args(
+            Format::Kata,
+            false,
+            &[
+                "b",
+                "50",
+                "ownership",
+                "true",
+                "avoid",
+                "w",
+                "D4,Q16",
+                "2",
+                "maxmoves",
+                "5",
+            ],
+            size,
+        )
+        .unwrap();
+        assert_eq!(a.player, Some(Player::Black));
+        assert_eq!(a.interval, Duration::from_millis(500));
+        assert!(a.ownership);
+        assert_eq!(a.max_moves, 5);
+        assert_eq!(a.filters.len(), 1);
+        assert_eq!(a.filters[0].moves.len(), 2);
+        assert!(parse_args(Format::Kata, false, &["interval", "x"], size).is_err());
+        assert!(parse_args(Format::Kata, false, &["avoid", "b"], size).is_err());
+        assert!(parse_args(Format::Lz, false, &["ownership", "true"], size).is_err());
+        assert!(parse_args(Format::Kata, false, &["-5"], size).is_err());
+    }
+
+    #[test]
+    fn numbers_are_short() {
+        assert_eq!(num(0.5), "0.5");
+        assert_eq!(num(-0.0), "0");
+        assert_eq!(num(123.456789), "123.457");
+        assert_eq!(num(1.0), "1");
+        assert_eq!(num(0.000123456), "0.000123456");
+    }
+}
