@@ -9,23 +9,7 @@ use std::process::{Command, Stdio};
 
 /// Sends `input` to `tengen gtp ARGS` and returns the replies (each without its blank line).
 fn session(args: &[&str], input: &[u8]) -> Vec<String> {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tengen"))
-        .arg("gtp")
-        .args(args)
-        .env("RUST_LOG", "error")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("tengen runs");
-    child.stdin.take().unwrap().write_all(input).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).expect("replies are UTF-8");
+    let text = timed_session(args, &[input], std::time::Duration::ZERO);
     assert!(text.ends_with("\n\n"), "{text:?}");
     text.trim_end_matches('\n')
         .split("\n\n")
@@ -181,7 +165,11 @@ fn the_network_plays_the_obvious_move() {
 }
 
 /// Like [`session`], but waits `pause` after each chunk, so analyses have time to report.
-fn timed_session(args: &[&str], chunks: &[&str], pause: std::time::Duration) -> String {
+fn timed_session<C: AsRef<[u8]>>(
+    args: &[&str],
+    chunks: &[C],
+    pause: std::time::Duration,
+) -> String {
     let mut child = Command::new(env!("CARGO_BIN_EXE_tengen"))
         .arg("gtp")
         .args(args)
@@ -200,7 +188,7 @@ fn timed_session(args: &[&str], chunks: &[&str], pause: std::time::Duration) -> 
     });
     let mut stdin = child.stdin.take().unwrap();
     for c in chunks {
-        stdin.write_all(c.as_bytes()).unwrap();
+        stdin.write_all(c.as_ref()).unwrap();
         stdin.flush().unwrap();
         std::thread::sleep(pause);
     }
@@ -211,7 +199,7 @@ fn timed_session(args: &[&str], chunks: &[&str], pause: std::time::Duration) -> 
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    reader.join().unwrap()
+    reader.join().expect("replies are UTF-8")
 }
 
 #[test]

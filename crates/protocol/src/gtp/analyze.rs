@@ -192,6 +192,16 @@ fn decimals(x: f64) -> usize {
     (5 - mag).clamp(0, 10) as usize
 }
 
+/// Appends ` name v1 v2 ...` (each value through `f`) when there are values.
+fn push_values(out: &mut String, name: &str, values: Option<&[f32]>, f: impl Fn(f64) -> f64) {
+    if let Some(v) = values {
+        let _ = write!(out, " {name}");
+        for &x in v {
+            let _ = write!(out, " {}", num(f(f64::from(x))));
+        }
+    }
+}
+
 /// One report line for `a` (no newline), or `None` when there is nothing to report yet.
 pub fn format_line(a: &Analysis, args: &AnalyzeArgs) -> Option<String> {
     let size = a.size;
@@ -245,19 +255,14 @@ pub fn format_line(a: &Analysis, args: &AnalyzeArgs) -> Option<String> {
                     m.order,
                     pv.join(" ")
                 );
-                if args.moves_ownership {
-                    if let Some(o) = &m.ownership {
-                        out.push_str(" movesOwnership");
-                        for &x in o {
-                            let _ = write!(out, " {}", num(pts(f64::from(x))));
-                        }
-                    }
-                }
             }
         }
         if args.pv_visits {
             let v: Vec<String> = m.pv_visits.iter().map(u64::to_string).collect();
             let _ = write!(out, " pvVisits {}", v.join(" "));
+        }
+        if args.format == Format::Kata && args.moves_ownership {
+            push_values(&mut out, "movesOwnership", m.ownership.as_deref(), pts);
         }
     }
     if args.format == Format::Kata {
@@ -281,20 +286,15 @@ pub fn format_line(a: &Analysis, args: &AnalyzeArgs) -> Option<String> {
             );
         }
         if args.ownership {
-            if let Some(o) = &a.ownership {
-                out.push_str(" ownership");
-                for &x in o {
-                    let _ = write!(out, " {}", num(pts(f64::from(x))));
-                }
-            }
+            push_values(&mut out, "ownership", a.ownership.as_deref(), pts);
         }
         if args.ownership_stdev {
-            if let Some(o) = &a.ownership_stdev {
-                out.push_str(" ownershipStdev");
-                for &x in o {
-                    let _ = write!(out, " {}", num(f64::from(x)));
-                }
-            }
+            push_values(
+                &mut out,
+                "ownershipStdev",
+                a.ownership_stdev.as_deref(),
+                |x| x,
+            );
         }
     }
     Some(out)
