@@ -1,6 +1,7 @@
 //! `tengen gtp`: the GTP engine on standard input and output.
 
-use std::io::{BufRead, Write};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener};
 use std::path::PathBuf;
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
@@ -39,6 +40,9 @@ pub struct GtpArgs {
     /// Never resign.
     #[arg(long)]
     no_resign: bool,
+    /// Serve GTP over TCP instead of standard input/output: a port (loopback) or an address.
+    #[arg(long)]
+    listen: Option<String>,
     #[command(flatten)]
     ort: OrtArgs,
 }
@@ -118,21 +122,73 @@ pub fn run(a: GtpArgs) -> Result<()> {
         ..EngineConfig::default()
     };
     let mut engine = Engine::new(source, config).map_err(anyhow::Error::msg)?;
-    // Lines are read on their own thread so that a running analysis sees the next command
-    // arrive and stops, as GTP clients expect.
+    let Some(listen) = &a.listen else {
+        serve_session(&mut engine, std::io::stdin(), &mut std::io::stdout().lock())?;
+        return Ok(());
+    };
+    let addr = listen_address(listen)?;
+    if !addr.ip().is_loopback() {
+        log::warn!("GTP on {addr} is reachable from other machines; GTP has no authentication");
+    }
+    let listener = TcpListener::bind(addr).with_context(|| format!("listening on {addr}"))?;
+    log::info!("GTP listening on {}", listener.local_addr()?);
+    // One client at a time, as GTP is a conversation; `quit` ends the client's session,
+    // not the server.
+    for conn in listener.incoming() {
+        let mut stream = match conn {
+            Ok(s) => s,
+            Err(e) => {
+                log::warn!("GTP connection failed: {e}");
+                continue;
+            }
+        };
+        let peer = stream
+            .peer_addr()
+            .map(|p| p.to_string())
+            .unwrap_or_default();
+        log::info!("GTP client {peer} connected");
+        let result = stream
+            .try_clone()
+            .map_err(anyhow::Error::from)
+            .and_then(|reader| serve_session(&mut engine, reader, &mut stream));
+        if let Err(e) = result {
+            log::warn!("GTP client {peer}: {e:#}");
+        }
+        let _ = stream.shutdown(std::net::Shutdown::Both);
+        engine.resume();
+        log::info!("GTP client {peer} left");
+    }
+    Ok(())
+}
+
+/// `--listen` as an address; a bare port means loopback.
+fn listen_address(text: &str) -> Result<SocketAddr> {
+    if let Ok(port) = text.parse::<u16>() {
+        return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    text.parse()
+        .with_context(|| format!("--listen {text:?} is neither a port nor an address"))
+}
+
+/// Serves one GTP conversation: lines from `input`, read on their own thread so that a
+/// running analysis sees the next command arrive and stops, as clients expect; replies
+/// to `out`. Ends at `quit` or when the input ends.
+fn serve_session(
+    engine: &mut Engine,
+    input: impl Read + Send + 'static,
+    out: &mut impl Write,
+) -> Result<()> {
     let (tx, rx) = mpsc::sync_channel::<Result<String, LineError>>(16);
     std::thread::Builder::new()
         .name("gtp-input".into())
         .spawn(move || {
-            let stdin = std::io::stdin();
-            let mut input = stdin.lock();
+            let mut input = BufReader::new(input);
             while let Ok(Some(line)) = read_bounded(&mut input) {
                 if tx.send(line).is_err() {
                     break;
                 }
             }
         })?;
-    let mut out = std::io::stdout().lock();
     let mut pending = None;
     loop {
         let line = match pending.take() {
@@ -146,28 +202,24 @@ pub fn run(a: GtpArgs) -> Result<()> {
             Ok(None) => continue,
             Ok(Some(Ok(cmd))) => cmd,
             Ok(Some(Err(LineError::MissingCommand { id }))) => {
-                write_reply(&mut out, &Reply::Failure("missing command".into()), id)?;
+                write_reply(out, &Reply::Failure("missing command".into()), id)?;
                 continue;
             }
             Ok(Some(Err(e))) | Err(e) => {
-                write_reply(&mut out, &Reply::Failure(e.to_string()), None)?;
+                write_reply(out, &Reply::Failure(e.to_string()), None)?;
                 continue;
             }
         };
         if analyze_command(&cmd.name).is_some() {
-            pending = analyze(&mut engine, &cmd, &rx, &mut out)?;
+            pending = analyze(engine, &cmd, &rx, out)?;
             continue;
         }
-        write_reply(&mut out, &engine.handle(&cmd), cmd.id)?;
+        write_reply(out, &engine.handle(&cmd), cmd.id)?;
         if engine.quit_requested() {
             break;
         }
     }
-    engine.handle(&tengen_protocol::gtp::Command {
-        id: None,
-        name: "quit".into(),
-        args: Vec::new(),
-    });
+    engine.stop();
     Ok(())
 }
 

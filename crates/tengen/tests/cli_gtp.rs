@@ -267,3 +267,77 @@ fn analysis_streams_until_the_next_command() {
         "{board}"
     );
 }
+
+#[test]
+fn tcp_serves_one_client_after_another() {
+    use std::io::{BufRead, BufReader, Read};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tengen"))
+        .args(["gtp", "--listen", "127.0.0.1:0", "--visits", "20"])
+        .env("RUST_LOG", "info")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("tengen runs");
+    let mut log = BufReader::new(child.stderr.take().unwrap());
+    let mut addr = None;
+    for _ in 0..50 {
+        let mut line = String::new();
+        if log.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        if let Some(a) = line.trim().split("GTP listening on ").nth(1) {
+            addr = Some(a.to_string());
+            break;
+        }
+    }
+    let addr = addr.expect("the server says where it listens");
+    // Keep draining the log so the server never blocks on it.
+    std::thread::spawn(move || std::io::copy(&mut log, &mut std::io::sink()));
+
+    let talk = |script: &str| {
+        let mut s = std::net::TcpStream::connect(&addr).unwrap();
+        s.write_all(script.as_bytes()).unwrap();
+        let mut text = String::new();
+        s.read_to_string(&mut text).unwrap();
+        text
+    };
+    let first = talk("1 boardsize 9\n2 play b E5\n3 genmove w\nquit\n");
+    assert!(first.starts_with("=1\n\n=2\n\n=3 "), "{first}");
+    assert!(first.ends_with("=\n\n"), "{first}");
+    // The next client finds the same game.
+    let second = talk("showboard\nquit\n");
+    assert!(second.contains(" 5 . . . . X . . . .  5"), "{second}");
+    assert!(second.contains("Next player: Black"), "{second}");
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[test]
+fn dead_stones_are_found_and_removed_for_the_score() {
+    let dir = std::env::var_os("TENGEN_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared")));
+    let model = dir.join("models/g170-b6c96.bin.gz");
+    if !model.is_file() {
+        println!("skipped: {} not found", model.display());
+        return;
+    }
+    // Black walls off A-E, White F-J; a lone White stone at B5 inside Black's area.
+    // Area: Black 45, White 36 + komi 7 = 43, so B+2 once B5 is removed.
+    let mut script = String::from("boardsize 9\nkomi 7\n");
+    for row in 1..=9 {
+        script.push_str(&format!("play b E{row}\nplay w F{row}\n"));
+    }
+    script.push_str(
+        "play w B5\nfinal_status_list dead\nfinal_status_list alive\nfinal_score\nquit\n",
+    );
+    let r = session(
+        &["--model", model.to_str().unwrap(), "--visits", "50"],
+        script.as_bytes(),
+    );
+    let n = r.len();
+    assert_eq!(r[n - 4], "= B5", "{r:?}");
+    assert_eq!(r[n - 3].split(' ').count(), 1 + 18, "{}", r[n - 3]);
+    assert_eq!(r[n - 2], "= B+2");
+}

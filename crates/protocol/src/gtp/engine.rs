@@ -5,7 +5,9 @@
 use std::sync::Arc;
 
 use tengen_rules::handicap::{check_free_handicap, fixed_handicap, max_fixed_handicap};
-use tengen_rules::{komi_is_valid, sgf, BoardSize, Game, Loc, Move, Outcome, Player, Rules};
+use tengen_rules::{
+    komi_is_valid, sgf, BoardSize, Game, GameOptions, Loc, Move, Outcome, Player, Rules,
+};
 use tengen_search::{
     limits_for_move, Clock, Evaluator, Limits, ResignTracker, Search, SearchParams, SnapshotOptions,
 };
@@ -67,6 +69,7 @@ pub const COMMANDS: &[&str] = &[
     "place_free_handicap",
     "set_free_handicap",
     "final_score",
+    "final_status_list",
     "time_settings",
     "kgs-time_settings",
     "kata-time_settings",
@@ -96,6 +99,13 @@ pub fn analyze_command(name: &str) -> Option<(Format, bool)> {
     }
 }
 
+/// Ownership (from the stone owner's view) below minus this marks a stone dead; between
+/// minus and plus this, in seki (nobody expects to own the point).
+const DEAD_OWNERSHIP: f32 = 0.25;
+
+/// Dead stones, then seki stones.
+type DeadAndSeki = (Vec<Loc>, Vec<Loc>);
+
 /// Gives the evaluator for a board size (a network graph is built per size).
 pub type EvaluatorSource = Box<dyn FnMut(BoardSize) -> Result<Arc<dyn Evaluator>> + Send>;
 
@@ -110,6 +120,8 @@ pub struct Engine {
     clocks: [Clock; 2],
     resign: ResignTracker,
     rng: fastrand::Rng,
+    evaluator: Arc<dyn Evaluator>,
+    status_cache: Option<(u128, DeadAndSeki)>,
     analysis_started: Option<std::time::Instant>,
     quit: bool,
 }
@@ -122,7 +134,8 @@ impl Engine {
     pub fn new(mut source: EvaluatorSource, config: EngineConfig) -> Result<Engine> {
         let size = BoardSize::square(19).expect("19x19 is a valid size");
         let game = Game::new(size, config.rules);
-        let search = Search::new(source(size)?, config.params.clone());
+        let evaluator = source(size)?;
+        let search = Search::new(evaluator.clone(), config.params.clone());
         let resign = ResignTracker::new(config.resign_below.unwrap_or(-1.0), 3, 0.0);
         let seed = config.params.seed;
         Ok(Engine {
@@ -134,6 +147,8 @@ impl Engine {
             clocks: [Clock::unlimited(), Clock::unlimited()],
             resign,
             rng: fastrand::Rng::with_seed(seed),
+            evaluator,
+            status_cache: None,
             analysis_started: None,
             quit: false,
         })
@@ -142,6 +157,16 @@ impl Engine {
     /// The game as it stands.
     pub fn game(&self) -> &Game {
         &self.game
+    }
+
+    /// Stops any search (end of a session).
+    pub fn stop(&mut self) {
+        self.search.stop();
+    }
+
+    /// Accepts commands again after `quit` (a new client of a server).
+    pub fn resume(&mut self) {
+        self.quit = false;
     }
 
     /// True once `quit` was received.
@@ -227,7 +252,30 @@ impl Engine {
             "showboard" => Ok(self.showboard()),
             "fixed_handicap" | "place_free_handicap" => self.fixed_handicap(name, args),
             "set_free_handicap" => self.set_free_handicap(args),
-            "final_score" => Ok(self.final_score()),
+            "final_score" => self.final_score(),
+            "final_status_list" => {
+                let [which] = args else {
+                    return Err("final_status_list takes alive, dead or seki".into());
+                };
+                let (dead, seki) = self.stone_status()?;
+                let board = self.game.board();
+                let size = board.size();
+                let pick: Vec<Loc> = match which.to_ascii_lowercase().as_str() {
+                    "dead" => dead,
+                    "seki" => seki,
+                    "alive" => size
+                        .points()
+                        .filter(|l| board.stone(*l).is_some())
+                        .filter(|l| !dead.contains(l) && !seki.contains(l))
+                        .collect(),
+                    _ => return Err("final_status_list takes alive, dead or seki".into()),
+                };
+                Ok(pick
+                    .iter()
+                    .map(|&l| size.gtp(Move::Play(l)))
+                    .collect::<Vec<_>>()
+                    .join(" "))
+            }
             "time_settings" => {
                 let [m, b, s] = args else {
                     return Err("time_settings takes three arguments".into());
@@ -399,7 +447,8 @@ impl Engine {
     fn ensure_evaluator(&mut self, size: BoardSize) -> Result<()> {
         if size != self.search_size {
             let ev = (self.source)(size)?;
-            self.search = Search::new(ev, self.config.params.clone());
+            self.search = Search::new(ev.clone(), self.config.params.clone());
+            self.evaluator = ev;
             self.search_size = size;
         }
         Ok(())
@@ -510,17 +559,96 @@ impl Engine {
         Ok(())
     }
 
-    fn final_score(&self) -> String {
+    /// The result with dead stones removed: the game's own score (bonuses included) plus
+    /// what removing them changes on the board.
+    fn final_score(&mut self) -> Result<String> {
+        let (dead, _) = self.stone_status()?;
         let mut g = self.game.clone();
         if !g.is_over() {
-            // Every stone on the board counts as alive until dead-stone estimation exists.
             g.end_and_score_now();
         }
-        match g.outcome() {
-            Some(o @ Outcome::Scored { .. }) => o.sgf_result(),
-            Some(o @ Outcome::Resigned { .. }) => o.sgf_result(),
-            Some(Outcome::NoResult) | None => "0".into(),
+        let base = match g.outcome() {
+            Some(Outcome::Scored { white_minus_black }) => white_minus_black,
+            Some(o @ Outcome::Resigned { .. }) => return Ok(o.sgf_result()),
+            Some(Outcome::NoResult) | None => return Ok("0".into()),
+        };
+        let board = self.game.board();
+        let mut cleared = board.clone();
+        let removals: Vec<(Loc, Option<Player>)> = dead.iter().map(|&l| (l, None)).collect();
+        cleared
+            .set_stones(&removals)
+            .map_err(|e| format!("cannot remove dead stones: {e}"))?;
+        let score_of = |b: &tengen_rules::Board| {
+            let mut g = Game::from_position(
+                b.clone(),
+                self.game.to_move(),
+                *self.game.rules(),
+                GameOptions::default(),
+            );
+            g.end_and_score_now();
+            match g.outcome() {
+                Some(Outcome::Scored { white_minus_black }) => white_minus_black,
+                _ => 0.0,
+            }
+        };
+        let s = base + score_of(&cleared) - score_of(board);
+        Ok(Outcome::Scored {
+            white_minus_black: s,
         }
+        .sgf_result())
+    }
+
+    /// Dead and seki stones, judged by ownership after a short search of the position
+    /// (continued as if nobody had passed): a stone its owner is expected to lose is dead,
+    /// one nobody owns is in seki. Cached per position.
+    fn stone_status(&mut self) -> Result<DeadAndSeki> {
+        let key = self.game.situation_hash();
+        if let Some((k, v)) = &self.status_cache {
+            if *k == key {
+                return Ok(v.clone());
+            }
+        }
+        let board = self.game.board();
+        let size = board.size();
+        if board.num_stones(Player::Black) + board.num_stones(Player::White) == 0 {
+            return Ok((Vec::new(), Vec::new()));
+        }
+        let g = Game::from_position(
+            board.clone(),
+            self.game.to_move(),
+            *self.game.rules(),
+            GameOptions::default(),
+        );
+        let params = SearchParams {
+            ownership: true,
+            ..self.config.params.clone()
+        };
+        let mut search = Search::new(self.evaluator.clone(), params);
+        search.set_position(&g);
+        let visits = self.config.visits.unwrap_or(200).clamp(1, 200);
+        search
+            .run(Limits::visits(visits))
+            .map_err(|e| e.to_string())?;
+        let own = search
+            .analysis(&SnapshotOptions {
+                ownership: true,
+                ..SnapshotOptions::default()
+            })
+            .and_then(|a| a.ownership)
+            .ok_or("no ownership estimate")?;
+        let (mut dead, mut seki) = (Vec::new(), Vec::new());
+        for (i, l) in size.points().enumerate() {
+            let Some(p) = board.stone(l) else { continue };
+            // Ownership is White's (+1); turn it to the stone owner's view.
+            let mine = if p == Player::White { own[i] } else { -own[i] };
+            if mine < -DEAD_OWNERSHIP {
+                dead.push(l);
+            } else if mine < DEAD_OWNERSHIP {
+                seki.push(l);
+            }
+        }
+        self.status_cache = Some((key, (dead.clone(), seki.clone())));
+        Ok((dead, seki))
     }
 
     fn showboard(&self) -> String {
