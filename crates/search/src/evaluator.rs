@@ -3,9 +3,12 @@
 
 use std::sync::Arc;
 
-use tengen_nn::eval::{EvalError, EvalOptions, SymmetryChoice};
-use tengen_nn::features::{InputParams, Symmetry};
-use tengen_nn::postprocess::{NnOutput, PolicyOptions};
+use tengen_nn::eval::{EvalOptions, SymmetryChoice};
+// Re-exported: the types of an `EvalRequest` and its answer, so that users of this crate
+// need not depend on the network crate to call an evaluator.
+pub use tengen_nn::eval::EvalError;
+pub use tengen_nn::features::{InputParams, Symmetry};
+pub use tengen_nn::postprocess::{NnOutput, PolicyOptions};
 use tengen_rules::{Game, Player};
 
 use crate::filter::move_index;

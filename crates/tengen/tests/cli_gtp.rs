@@ -341,3 +341,70 @@ fn dead_stones_are_found_and_removed_for_the_score() {
     assert_eq!(r[n - 3].split(' ').count(), 1 + 18, "{}", r[n - 3]);
     assert_eq!(r[n - 2], "= B+2");
 }
+
+#[test]
+fn parameters_can_be_listed_read_and_set() {
+    let r = session(
+        &[],
+        b"kata-list-params\nkata-get-param maxVisits\nkata-set-param maxVisits 50\nkata-get-param maxVisits\nkata-set-param cpuctExploration 99\nkata-set-param nonsense 1\nkata-raw-nn all\nquit\n",
+    );
+    assert!(
+        r[0].contains("maxVisits") && r[0].contains("cpuctExploration"),
+        "{}",
+        r[0]
+    );
+    assert_eq!(r[1], "= 800");
+    assert_eq!(r[2], "=");
+    assert_eq!(r[3], "= 50");
+    assert!(r[4].starts_with("? cpuctExploration must be"), "{}", r[4]);
+    assert!(r[5].starts_with("? unknown parameter"), "{}", r[5]);
+    // The uniform evaluator answers kata-raw-nn too: 8 blocks of a 19x19 board.
+    assert_eq!(r[6].matches("symmetry ").count(), 8, "{}", r[6]);
+}
+
+#[test]
+fn raw_network_outputs_in_katagos_layout() {
+    let dir = std::env::var_os("TENGEN_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared")));
+    let model = dir.join("models/g170-b6c96.bin.gz");
+    if !model.is_file() {
+        println!("skipped: {} not found", model.display());
+        return;
+    }
+    let r = session(
+        &["--model", model.to_str().unwrap()],
+        b"boardsize 9\nplay b E5\nkata-raw-nn 0\nkata-raw-nn 9\nquit\n",
+    );
+    let block: Vec<&str> = r[2].lines().collect();
+    assert_eq!(block[0], "=");
+    assert_eq!(block[1], "symmetry 0");
+    let value = |key: &str| -> f64 {
+        let l = block.iter().find(|l| l.starts_with(key)).unwrap();
+        l.split_whitespace().nth(1).unwrap().parse().unwrap()
+    };
+    let (w, l, n) = (value("whiteWin"), value("whiteLoss"), value("noResult"));
+    assert!((w + l + n - 1.0).abs() < 1e-4, "{w} {l} {n}");
+    let p = block.iter().position(|l| *l == "policy").unwrap();
+    let rows = &block[p + 1..p + 10];
+    let mut total = 0.0;
+    for row in rows {
+        let cells: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(cells.len(), 9);
+        total += cells
+            .iter()
+            .filter(|c| **c != "NAN")
+            .map(|c| c.parse::<f64>().unwrap())
+            .sum::<f64>();
+    }
+    assert_eq!(
+        rows[4].split_whitespace().nth(4),
+        Some("NAN"),
+        "E5 is occupied"
+    );
+    total += value("policyPass");
+    assert!((total - 1.0).abs() < 1e-3, "policy sums to {total}");
+    let o = block.iter().position(|l| *l == "whiteOwnership").unwrap();
+    assert_eq!(block.len(), o + 10);
+    assert!(r[3].starts_with("? bad symmetry"), "{}", r[3]);
+}

@@ -12,6 +12,11 @@ use tengen_search::{
     limits_for_move, Clock, Evaluator, Limits, ResignTracker, Search, SearchParams, SnapshotOptions,
 };
 
+use std::fmt::Write as _;
+
+use tengen_search::evaluator::{InputParams, PolicyOptions, Symmetry};
+use tengen_search::EvalRequest;
+
 use super::analyze::{format_line, parse_args, AnalyzeArgs, Format};
 use super::{Command, Reply};
 
@@ -80,6 +85,10 @@ pub const COMMANDS: &[&str] = &[
     "loadsgf",
     "printsgf",
     "cputime",
+    "kata-raw-nn",
+    "kata-list-params",
+    "kata-get-param",
+    "kata-set-param",
     "kata-analyze",
     "lz-analyze",
     "analyze",
@@ -102,6 +111,29 @@ pub fn analyze_command(name: &str) -> Option<(Format, bool)> {
 /// Ownership (from the stone owner's view) below minus this marks a stone dead; between
 /// minus and plus this, in seki (nobody expects to own the point).
 const DEAD_OWNERSHIP: f32 = 0.25;
+
+/// Parameters `kata-get-param`/`kata-set-param` know, by KataGo's names.
+pub const PARAMS: &[&str] = &[
+    "maxVisits",
+    "numSearchThreads",
+    "cpuctExploration",
+    "cpuctExplorationLog",
+    "cpuctExplorationBase",
+    "fpuReductionMax",
+    "rootFpuReductionMax",
+    "winLossUtilityFactor",
+    "staticScoreUtilityFactor",
+    "dynamicScoreUtilityFactor",
+    "lcbStdevs",
+    "minVisitPropForLCB",
+    "useLcbForSelection",
+    "chosenMoveTemperature",
+    "wideRootNoise",
+    "rootPolicyTemperature",
+    "rootNumSymmetriesToSample",
+    "policyOptimism",
+    "rootPolicyOptimism",
+];
 
 /// Dead stones, then seki stones.
 type DeadAndSeki = (Vec<Loc>, Vec<Loc>);
@@ -330,6 +362,21 @@ impl Engine {
             "loadsgf" => self.loadsgf(args),
             "printsgf" => Ok(sgf::save(&self.game)),
             "cputime" => Ok(format!("{:.3}", cpu_seconds())),
+            "kata-raw-nn" => self.raw_nn(args),
+            "kata-list-params" => Ok(PARAMS.join(" ")),
+            "kata-get-param" => {
+                let [key] = args else {
+                    return Err("kata-get-param takes a parameter name".into());
+                };
+                self.get_param(key)
+            }
+            "kata-set-param" => {
+                let [key, value] = args else {
+                    return Err("kata-set-param takes a parameter name and a value".into());
+                };
+                self.set_param(key, value)?;
+                Ok(String::new())
+            }
             n if analyze_command(n).is_some() => {
                 Err("analysis commands stream; this transport cannot run them".into())
             }
@@ -556,6 +603,177 @@ impl Engine {
         let size = self.game.board().size();
         self.game =
             Game::with_handicap(size, self.config.rules, stones).map_err(|e| e.to_string())?;
+        Ok(())
+    }
+
+    /// `kata-raw-nn [color] symmetry|all [optimism]`: the evaluator's raw outputs in
+    /// KataGo's layout, one block per symmetry.
+    fn raw_nn(&self, args: &[&str]) -> Result<String> {
+        let mut rest = args;
+        let mut pla = self.game.to_move();
+        if let Some(p) = rest.first().and_then(|a| a.parse::<Player>().ok()) {
+            pla = p;
+            rest = &rest[1..];
+        }
+        let usage = "expected an optional color, a symmetry 'all' or index [0-7], and an optional optimism [0-1]";
+        let syms: Vec<u8> = match rest.first() {
+            Some(&"all") => (0..8).collect(),
+            Some(n) => match n.parse::<u8>() {
+                Ok(k) if k < 8 => vec![k],
+                _ => return Err(format!("bad symmetry {n:?}: {usage}")),
+            },
+            None => return Err(usage.into()),
+        };
+        let optimism = match rest.get(1) {
+            None => self.config.params.root_policy_optimism,
+            Some(o) => match o.parse::<f32>() {
+                Ok(x) if (0.0..=1.0).contains(&x) => x,
+                _ => return Err(format!("bad optimism {o:?}: {usage}")),
+            },
+        };
+        if rest.len() > 2 {
+            return Err(usage.into());
+        }
+        let mut game = self.game.clone();
+        game.set_player_to_move(pla);
+        let size = game.board().size();
+        if size.width() != size.height() && syms.iter().any(|&k| k >= 4) {
+            return Err("transposing symmetries need a square board".into());
+        }
+        let mut out = String::new();
+        for k in syms {
+            let symmetry = Symmetry::new(k).map_err(|e| e.to_string())?;
+            let req = EvalRequest {
+                symmetry,
+                policy: PolicyOptions {
+                    temperature: 1.0,
+                    optimism,
+                    passing_hacks: false,
+                },
+                inputs: InputParams::default(),
+                ownership: true,
+            };
+            let o = self
+                .evaluator
+                .evaluate(&game, &req)
+                .map_err(|e| e.to_string())?;
+            let _ = writeln!(out, "symmetry {k}");
+            let _ = writeln!(out, "whiteWin {:.6}", o.white_win);
+            let _ = writeln!(out, "whiteLoss {:.6}", o.white_loss);
+            let _ = writeln!(out, "noResult {:.6}", o.no_result);
+            let _ = writeln!(out, "whiteLead {:.3}", o.white_lead);
+            let _ = writeln!(out, "whiteScoreSelfplay {:.3}", o.white_score_mean);
+            let _ = writeln!(out, "whiteScoreSelfplaySq {:.3}", o.white_score_mean_sq);
+            let _ = writeln!(out, "varTimeLeft {:.3}", o.var_time_left);
+            let _ = writeln!(
+                out,
+                "shorttermWinlossError {:.3}",
+                o.shortterm_winloss_error
+            );
+            let _ = writeln!(out, "shorttermScoreError {:.3}", o.shortterm_score_error);
+            let cell = |p: f32| {
+                if p < 0.0 {
+                    "    NAN ".to_string()
+                } else {
+                    format!("{p:8.6} ")
+                }
+            };
+            out.push_str("policy\n");
+            for row in o.policy[..size.area()].chunks(size.width()) {
+                row.iter().for_each(|&p| out.push_str(&cell(p)));
+                out.push('\n');
+            }
+            let _ = writeln!(out, "policyPass {}", cell(o.policy[size.area()]));
+            out.push_str("whiteOwnership\n");
+            if let Some(own) = &o.white_ownership {
+                for row in own.chunks(size.width()) {
+                    row.iter().for_each(|&x| {
+                        let _ = write!(out, "{x:9.7} ");
+                    });
+                    out.push('\n');
+                }
+            }
+        }
+        Ok(format!("\n{}", out.trim_end_matches('\n')))
+    }
+
+    fn get_param(&self, key: &str) -> Result<String> {
+        let p = &self.config.params;
+        Ok(match key {
+            "maxVisits" => self.config.visits.map_or("-1".into(), |v| v.to_string()),
+            "numSearchThreads" => p.threads.to_string(),
+            "cpuctExploration" => p.cpuct_exploration.to_string(),
+            "cpuctExplorationLog" => p.cpuct_exploration_log.to_string(),
+            "cpuctExplorationBase" => p.cpuct_exploration_base.to_string(),
+            "fpuReductionMax" => p.fpu_reduction_max.to_string(),
+            "rootFpuReductionMax" => p.root_fpu_reduction_max.to_string(),
+            "winLossUtilityFactor" => p.win_loss_utility_factor.to_string(),
+            "staticScoreUtilityFactor" => p.static_score_utility_factor.to_string(),
+            "dynamicScoreUtilityFactor" => p.dynamic_score_utility_factor.to_string(),
+            "lcbStdevs" => p.lcb_stdevs.to_string(),
+            "minVisitPropForLCB" => p.min_visit_prop_for_lcb.to_string(),
+            "useLcbForSelection" => p.use_lcb_for_selection.to_string(),
+            "chosenMoveTemperature" => p.chosen_move_temperature.to_string(),
+            "wideRootNoise" => p.wide_root_noise.to_string(),
+            "rootPolicyTemperature" => p.root_policy_temperature.to_string(),
+            "rootNumSymmetriesToSample" => p.root_symmetries.to_string(),
+            "policyOptimism" => p.policy_optimism.to_string(),
+            "rootPolicyOptimism" => p.root_policy_optimism.to_string(),
+            _ => {
+                return Err(format!(
+                    "unknown parameter {key:?} (kata-list-params lists them)"
+                ))
+            }
+        })
+    }
+
+    fn set_param(&mut self, key: &str, value: &str) -> Result<()> {
+        let num = |lo: f64, hi: f64| -> Result<f64> {
+            match value.parse::<f64>() {
+                Ok(x) if (lo..=hi).contains(&x) => Ok(x),
+                _ => Err(format!(
+                    "{key} must be a number from {lo} to {hi}, not {value:?}"
+                )),
+            }
+        };
+        let mut p = self.config.params.clone();
+        match key {
+            "maxVisits" => {
+                let v = num(-1.0, 1e12)?;
+                self.config.visits = (v >= 1.0).then_some(v as u64);
+            }
+            "numSearchThreads" => p.threads = num(1.0, 256.0)? as usize,
+            "cpuctExploration" => p.cpuct_exploration = num(0.0, 10.0)?,
+            "cpuctExplorationLog" => p.cpuct_exploration_log = num(0.0, 10.0)?,
+            "cpuctExplorationBase" => p.cpuct_exploration_base = num(10.0, 100_000.0)?,
+            "fpuReductionMax" => p.fpu_reduction_max = num(0.0, 2.0)?,
+            "rootFpuReductionMax" => p.root_fpu_reduction_max = num(0.0, 2.0)?,
+            "winLossUtilityFactor" => p.win_loss_utility_factor = num(0.0, 1.0)?,
+            "staticScoreUtilityFactor" => p.static_score_utility_factor = num(0.0, 1.0)?,
+            "dynamicScoreUtilityFactor" => p.dynamic_score_utility_factor = num(0.0, 1.0)?,
+            "lcbStdevs" => p.lcb_stdevs = num(1.0, 12.0)?,
+            "minVisitPropForLCB" => p.min_visit_prop_for_lcb = num(0.0, 1.0)?,
+            "useLcbForSelection" => {
+                p.use_lcb_for_selection = match value {
+                    "true" => true,
+                    "false" => false,
+                    _ => return Err(format!("{key} takes true or false, not {value:?}")),
+                }
+            }
+            "chosenMoveTemperature" => p.chosen_move_temperature = num(0.0, 5.0)?,
+            "wideRootNoise" => p.wide_root_noise = num(0.0, 5.0)?,
+            "rootPolicyTemperature" => p.root_policy_temperature = num(0.01, 100.0)?,
+            "rootNumSymmetriesToSample" => p.root_symmetries = num(1.0, 8.0)? as usize,
+            "policyOptimism" => p.policy_optimism = num(0.0, 1.0)? as f32,
+            "rootPolicyOptimism" => p.root_policy_optimism = num(0.0, 1.0)? as f32,
+            _ => {
+                return Err(format!(
+                    "unknown parameter {key:?} (kata-list-params lists them)"
+                ))
+            }
+        }
+        self.search.set_params(p.clone());
+        self.config.params = p;
         Ok(())
     }
 
