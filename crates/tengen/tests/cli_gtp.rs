@@ -408,3 +408,26 @@ fn raw_network_outputs_in_katagos_layout() {
     assert_eq!(block.len(), o + 10);
     assert!(r[3].starts_with("? bad symmetry"), "{}", r[3]);
 }
+
+#[test]
+fn gogui_boards_are_listed_and_drawn() {
+    let r = session(
+        &[],
+        b"boardsize 9\ngogui-analyze_commands\ntengen-ownership\ntengen-policy\nquit\n",
+    );
+    assert!(
+        r[1].lines()
+            .all(|l| l.starts_with("= gfx/") || l.starts_with("gfx/")),
+        "{}",
+        r[1]
+    );
+    let influence: Vec<&str> = r[2].split_whitespace().collect();
+    assert_eq!(influence[1], "INFLUENCE");
+    assert_eq!(influence.len(), 2 + 2 * 81, "{}", r[2]);
+    // The uniform evaluator gives each of the 82 moves about 1%.
+    assert!(
+        r[3].starts_with("= LABEL") && r[3].contains(" E5 1"),
+        "{}",
+        r[3]
+    );
+}

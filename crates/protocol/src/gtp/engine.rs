@@ -89,6 +89,9 @@ pub const COMMANDS: &[&str] = &[
     "kata-list-params",
     "kata-get-param",
     "kata-set-param",
+    "gogui-analyze_commands",
+    "tengen-ownership",
+    "tengen-policy",
     "kata-analyze",
     "lz-analyze",
     "analyze",
@@ -363,6 +366,10 @@ impl Engine {
             "printsgf" => Ok(sgf::save(&self.game)),
             "cputime" => Ok(format!("{:.3}", cpu_seconds())),
             "kata-raw-nn" => self.raw_nn(args),
+            "gogui-analyze_commands" => Ok("gfx/Tengen ownership/tengen-ownership\n\
+                 gfx/Tengen policy/tengen-policy"
+                .into()),
+            "tengen-ownership" | "tengen-policy" => self.gogui_board(name),
             "kata-list-params" => Ok(PARAMS.join(" ")),
             "kata-get-param" => {
                 let [key] = args else {
@@ -695,6 +702,37 @@ impl Engine {
             }
         }
         Ok(format!("\n{}", out.trim_end_matches('\n')))
+    }
+
+    /// GoGui boards from the network's raw outputs: ownership as `INFLUENCE` (Black
+    /// positive, as GoGui draws it) or the policy's likely moves as percent `LABEL`s.
+    fn gogui_board(&self, name: &str) -> Result<String> {
+        let req = EvalRequest {
+            symmetry: Symmetry::default(),
+            policy: PolicyOptions::default(),
+            inputs: InputParams::default(),
+            ownership: true,
+        };
+        let o = self
+            .evaluator
+            .evaluate(&self.game, &req)
+            .map_err(|e| e.to_string())?;
+        let size = self.game.board().size();
+        let mut out = String::new();
+        if name == "tengen-ownership" {
+            out.push_str("INFLUENCE");
+            for (l, &w) in size.points().zip(o.white_ownership.iter().flatten()) {
+                let _ = write!(out, " {} {:.2}", size.gtp(Move::Play(l)), -w);
+            }
+        } else {
+            out.push_str("LABEL");
+            for (l, &p) in size.points().zip(&o.policy) {
+                if p >= 0.01 {
+                    let _ = write!(out, " {} {}", size.gtp(Move::Play(l)), (p * 100.0).round());
+                }
+            }
+        }
+        Ok(out)
     }
 
     fn get_param(&self, key: &str) -> Result<String> {
