@@ -1,4 +1,6 @@
 //! Tengen's protocols. [`gtp`]: the Go Text Protocol v2 engine, transport-free (lines in,
 //! replies out), so the binary can serve it over stdin/stdout, TCP or a serial line.
+//! [`analysis`]: KataGo's JSON analysis engine.
 
+pub mod analysis;
 pub mod gtp;

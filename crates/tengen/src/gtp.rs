@@ -9,6 +9,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::Args;
 use tengen_nn::eval::{Evaluator as NnEvaluator, EvaluatorConfig};
+use tengen_protocol::gtp::engine::EvaluatorSource;
 use tengen_protocol::gtp::{
     analyze_command, parse_line, Engine, EngineConfig, LineError, Reply, MAX_LINE_BYTES,
 };
@@ -49,7 +50,9 @@ pub struct GtpArgs {
 
 /// Reads one line of at most [`MAX_LINE_BYTES`], consuming the rest of an over-long line
 /// without storing it. `None` at end of input; invalid UTF-8 is replaced, not refused.
-fn read_bounded(input: &mut impl BufRead) -> std::io::Result<Option<Result<String, LineError>>> {
+pub(crate) fn read_bounded(
+    input: &mut impl BufRead,
+) -> std::io::Result<Option<Result<String, LineError>>> {
     let mut buf = Vec::new();
     let mut too_long = false;
     loop {
@@ -84,18 +87,22 @@ fn read_bounded(input: &mut impl BufRead) -> std::io::Result<Option<Result<Strin
     Ok(Some(Ok(text.trim_end_matches(['\n', '\r']).to_string())))
 }
 
-/// Runs `tengen gtp`.
-pub fn run(a: GtpArgs) -> Result<()> {
-    let rules = Rules::parse(&a.rules).with_context(|| format!("--rules {}", a.rules))?;
-    let threads = a.threads.max(1);
-    let source: tengen_protocol::gtp::engine::EvaluatorSource = match a.model.clone() {
+/// Evaluators per board size: a network graph built for the size, or the uniform
+/// stand-in without a model.
+pub(crate) fn evaluator_source(
+    model: Option<PathBuf>,
+    backend: &str,
+    threads: usize,
+    ort: &OrtArgs,
+) -> EvaluatorSource {
+    match model {
         None => {
-            log::warn!("no --model: playing with a uniform-policy evaluator (weak)");
+            log::warn!("no --model: using a uniform-policy evaluator (weak)");
             Box::new(|_size: BoardSize| Ok(Arc::new(UniformEvaluator) as Arc<dyn Evaluator>))
         }
         Some(path) => {
-            let backend = a.backend.clone();
-            let ort = a.ort.clone();
+            let backend = backend.to_string();
+            let ort = ort.clone();
             Box::new(move |size: BoardSize| {
                 let make = || -> Result<Arc<dyn Evaluator>> {
                     let model = network::load_for_board(&path, size)?;
@@ -110,7 +117,14 @@ pub fn run(a: GtpArgs) -> Result<()> {
                 make().map_err(|e| format!("cannot load the network for {size}: {e:#}"))
             })
         }
-    };
+    }
+}
+
+/// Runs `tengen gtp`.
+pub fn run(a: GtpArgs) -> Result<()> {
+    let rules = Rules::parse(&a.rules).with_context(|| format!("--rules {}", a.rules))?;
+    let threads = a.threads.max(1);
+    let source = evaluator_source(a.model.clone(), &a.backend, threads, &a.ort);
     let config = EngineConfig {
         params: SearchParams {
             threads,

@@ -1,5 +1,6 @@
 //! `tengen`: the Go engine and appliance daemon. Each subcommand is one tool.
 
+mod analysis;
 mod bench;
 mod bench_search;
 mod convert;
@@ -19,6 +20,8 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// KataGo's JSON analysis engine on standard input and output.
+    Analysis(analysis::AnalysisArgs),
     /// Measure the engine's speed on this machine.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -34,8 +37,17 @@ enum Command {
 
 fn main() -> std::process::ExitCode {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
-    let cli = Cli::parse();
+    // KataGo spells this flag with one dash; accept that spelling too.
+    let args = std::env::args().map(|a| {
+        if a == "-quit-without-waiting" {
+            "--quit-without-waiting".to_string()
+        } else {
+            a
+        }
+    });
+    let cli = Cli::parse_from(args);
     let result = match cli.command {
+        Command::Analysis(a) => analysis::run(a),
         Command::Bench(b) => bench::run(b),
         Command::Convert(c) => convert::run(c),
         Command::Gtp(g) => gtp::run(g),

@@ -1,0 +1,134 @@
+//! Building a response object from a search snapshot, in the perspective the engine
+//! reports (KataGo's `reportAnalysisWinratesAs`).
+
+use serde_json::{json, Value};
+use tengen_rules::Player;
+use tengen_search::Analysis;
+
+use super::query::Task;
+
+/// Whose point of view values are reported from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Perspective {
+    /// Black's (KataGo's default).
+    Black,
+    /// White's.
+    White,
+    /// The player to move's.
+    SideToMove,
+}
+
+impl std::str::FromStr for Perspective {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.to_ascii_uppercase().as_str() {
+            "BLACK" | "B" => Ok(Perspective::Black),
+            "WHITE" | "W" => Ok(Perspective::White),
+            "SIDETOMOVE" => Ok(Perspective::SideToMove),
+            _ => Err(format!("{s:?} is not BLACK, WHITE or SIDETOMOVE")),
+        }
+    }
+}
+
+/// The response for `task` from snapshot `a`.
+pub fn response(
+    task: &Task,
+    a: &Analysis,
+    during: bool,
+    policy: Option<Vec<f32>>,
+    perspective: Perspective,
+) -> Value {
+    let size = a.size;
+    let flip = match perspective {
+        Perspective::Black => true,
+        Perspective::White => false,
+        Perspective::SideToMove => a.root.current_player == Player::Black,
+    };
+    // Snapshots are in White's view; `lcb` is the mover's bound written in White's terms,
+    // so flipping turns every field into the reported player's view.
+    let wr = |w: f64| if flip { 1.0 - w } else { w };
+    let pts = |s: f64| if flip { -s } else { s };
+    let own = |o: &[f32]| -> Vec<f64> { o.iter().map(|&x| pts(f64::from(x))).collect() };
+    let infos: Vec<Value> = a
+        .moves
+        .iter()
+        .map(|m| {
+            let pv_len = task.pv_len + 1;
+            let mut v = json!({
+                "move": size.gtp(m.mv),
+                "visits": m.visits,
+                "edgeVisits": m.edge_visits,
+                "winrate": wr(m.winrate),
+                "scoreMean": pts(m.score_lead),
+                "scoreStdev": m.score_stdev,
+                "scoreLead": pts(m.score_lead),
+                "scoreSelfplay": pts(m.score_selfplay),
+                "prior": m.prior,
+                "utility": pts(m.utility),
+                "lcb": wr(m.lcb),
+                "utilityLcb": pts(m.utility_lcb),
+                "weight": m.visits as f64,
+                "order": m.order,
+                "pv": m.pv.iter().take(pv_len).map(|&mv| size.gtp(mv)).collect::<Vec<_>>(),
+            });
+            if task.pv_visits {
+                v["pvVisits"] = json!(m.pv_visits.iter().take(pv_len).collect::<Vec<_>>());
+            }
+            if task.moves_ownership {
+                if let Some(o) = &m.ownership {
+                    v["ownership"] = json!(own(o));
+                }
+            }
+            if task.moves_ownership_stdev {
+                if let Some(o) = &m.ownership_stdev {
+                    v["ownershipStdev"] = json!(o);
+                }
+            }
+            v
+        })
+        .collect();
+    let r = &a.root;
+    let root_lcb = a.moves.first().map_or(wr(r.winrate), |m| wr(m.lcb));
+    let mut v = json!({
+        "id": task.id,
+        "turnNumber": task.turn,
+        "isDuringSearch": during,
+        "moveInfos": infos,
+        "rootInfo": {
+            "currentPlayer": r.current_player.letter().to_string(),
+            "visits": r.visits,
+            "weight": r.visits as f64,
+            "winrate": wr(r.winrate),
+            "scoreLead": pts(r.score_lead),
+            "scoreSelfplay": pts(r.score_selfplay),
+            "scoreStdev": r.score_stdev,
+            "utility": pts(r.utility),
+            "lcb": root_lcb,
+            "thisHash": format!("{:032X}", r.this_hash),
+            "symHash": format!("{:032X}", r.sym_hash),
+            "rawWinrate": wr(r.raw_winrate),
+            "rawLead": pts(r.raw_lead),
+            "rawScoreSelfplay": pts(r.raw_score_selfplay),
+            "rawScoreSelfplayStdev": r.raw_score_selfplay_stdev,
+            "rawNoResultProb": r.raw_no_result_prob,
+            "rawStWrError": r.raw_st_wr_error,
+            "rawStScoreError": r.raw_st_score_error,
+            "rawVarTimeLeft": r.raw_var_time_left,
+        },
+    });
+    if task.ownership {
+        if let Some(o) = &a.ownership {
+            v["ownership"] = json!(own(o));
+        }
+    }
+    if task.ownership_stdev {
+        if let Some(o) = &a.ownership_stdev {
+            v["ownershipStdev"] = json!(o);
+        }
+    }
+    if let Some(p) = policy {
+        v["policy"] = json!(p);
+    }
+    v
+}

@@ -1,0 +1,191 @@
+//! `tengen analysis` over pipes: KataGo's JSON protocol with the uniform evaluator (no
+//! network needed): every analysed turn gets exactly one final response, partial reports
+//! are marked, actions are echoed, bad queries get errors naming the field, and
+//! terminated queries still finish exactly once.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+fn run(args: &[&str], input: &str) -> Vec<Value> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tengen"))
+        .arg("analysis")
+        .args(args)
+        .env("RUST_LOG", "error")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("tengen runs");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("every line is JSON"))
+        .collect()
+}
+
+#[test]
+fn every_turn_gets_one_final_response() {
+    let q = r#"{"id":"foo","initialStones":[["B","Q4"],["B","C4"]],"moves":[["W","P5"],["B","P6"]],"rules":"tromp-taylor","komi":7.5,"boardXSize":19,"boardYSize":19,"analyzeTurns":[0,1,2],"maxVisits":30,"includeOwnership":true,"includePolicy":true,"includePVVisits":true}"#;
+    let out = run(&[], &format!("{q}\n"));
+    assert_eq!(out.len(), 3, "{out:?}");
+    let mut turns: Vec<u64> = out
+        .iter()
+        .map(|v| v["turnNumber"].as_u64().unwrap())
+        .collect();
+    turns.sort();
+    assert_eq!(turns, vec![0, 1, 2]);
+    for v in &out {
+        assert_eq!(v["id"], "foo");
+        assert_eq!(v["isDuringSearch"], false);
+        let infos = v["moveInfos"].as_array().unwrap();
+        assert!(!infos.is_empty());
+        assert_eq!(infos[0]["order"], 0);
+        for key in [
+            "move",
+            "visits",
+            "winrate",
+            "scoreLead",
+            "scoreMean",
+            "prior",
+            "utility",
+            "lcb",
+            "utilityLcb",
+            "pv",
+            "pvVisits",
+            "edgeVisits",
+        ] {
+            assert!(!infos[0][key].is_null(), "{key} missing");
+        }
+        let root = &v["rootInfo"];
+        assert_eq!(root["visits"], 30);
+        assert_eq!(root["thisHash"].as_str().unwrap().len(), 32);
+        assert_eq!(v["ownership"].as_array().unwrap().len(), 361);
+        assert_eq!(v["policy"].as_array().unwrap().len(), 362);
+    }
+    // Turn 0: White to move (the first move is White's); turn 2: White again.
+    let by_turn: HashMap<u64, &Value> = out
+        .iter()
+        .map(|v| (v["turnNumber"].as_u64().unwrap(), v))
+        .collect();
+    assert_eq!(by_turn[&0]["rootInfo"]["currentPlayer"], "W");
+    assert_eq!(by_turn[&1]["rootInfo"]["currentPlayer"], "B");
+}
+
+#[test]
+fn actions_errors_and_warnings_have_katagos_shapes() {
+    let input = [
+        r#"{"id":"a","action":"query_version"}"#,
+        r#"{"id":"b","action":"clear_cache"}"#,
+        r#"{"id":"c","action":"query_models"}"#,
+        r#"{"id":"d","action":"fly"}"#,
+        r#"not json at all"#,
+        r#"[1,2]"#,
+        r#"{"moves":[]}"#,
+        r#"{"id":"e","moves":[["B","Z99"]],"rules":"chinese","boardXSize":9,"boardYSize":9}"#,
+        r#"{"id":"f","moves":[],"rules":"chinese","boardXSize":0,"boardYSize":9}"#,
+        r#"{"id":"g","moves":[],"rules":"nonsense","boardXSize":9,"boardYSize":9}"#,
+        r#"{"id":"h","moves":[["B","E5"],["W","E5"]],"rules":"chinese","boardXSize":9,"boardYSize":9}"#,
+        r#"{"id":"i","moves":[],"rules":"chinese","boardXSize":9,"boardYSize":9,"maxVisits":5,"frobnicate":true}"#,
+    ]
+    .join("\n");
+    let out = run(&[], &format!("{input}\n"));
+    let find = |id: &str| out.iter().filter(|v| v["id"] == id).collect::<Vec<_>>();
+    assert_eq!(find("a")[0]["action"], "query_version");
+    assert!(find("a")[0]["version"].is_string());
+    assert_eq!(find("b")[0]["action"], "clear_cache");
+    assert!(find("c")[0]["models"].is_array());
+    assert_eq!(find("d")[0]["field"], "action");
+    let general: Vec<_> = out.iter().filter(|v| v["id"].is_null()).collect();
+    assert_eq!(general.len(), 3, "{general:?}");
+    assert!(general.iter().all(|v| v["error"].is_string()));
+    assert_eq!(find("e")[0]["field"], "moves");
+    assert_eq!(find("f")[0]["field"], "boardXSize");
+    assert_eq!(find("g")[0]["field"], "rules");
+    assert_eq!(find("h")[0]["field"], "moves");
+    let i = find("i");
+    assert_eq!(i[0]["warning"], "unknown field");
+    assert_eq!(i[0]["field"], "frobnicate");
+    assert_eq!(i[1]["isDuringSearch"], false);
+}
+
+#[test]
+fn partial_reports_then_exactly_one_final() {
+    let q = r#"{"id":"p","moves":[],"rules":"chinese","boardXSize":9,"boardYSize":9,"maxVisits":3000,"reportDuringSearchEvery":0.01}"#;
+    let out = run(&[], &format!("{q}\n"));
+    let partial = out.iter().filter(|v| v["isDuringSearch"] == true).count();
+    let finals: Vec<_> = out
+        .iter()
+        .filter(|v| v["isDuringSearch"] == false)
+        .collect();
+    assert!(partial >= 1, "no partial report");
+    assert_eq!(finals.len(), 1);
+    assert_eq!(finals[0]["rootInfo"]["visits"], 3000);
+}
+
+#[test]
+fn terminated_queries_finish_exactly_once() {
+    // Many queued queries, some terminated by id or turn, then all of them.
+    let mut input = String::new();
+    for i in 0..40 {
+        input.push_str(&format!(
+            r#"{{"id":"q{i}","moves":[["B","E5"],["W","C3"]],"rules":"chinese","boardXSize":9,"boardYSize":9,"analyzeTurns":[0,1,2],"maxVisits":200}}"#
+        ));
+        input.push('\n');
+        if i % 7 == 3 {
+            input.push_str(&format!(
+                r#"{{"id":"t{i}","action":"terminate","terminateId":"q{i}","turnNumbers":[1]}}"#
+            ));
+            input.push('\n');
+        }
+    }
+    input.push_str(r#"{"id":"all","action":"terminate_all"}"#);
+    input.push('\n');
+    let out = run(&["--analysis-threads", "2"], &input);
+    let mut finals: HashMap<(String, u64), usize> = HashMap::new();
+    for v in &out {
+        if v["isDuringSearch"] == false && v["turnNumber"].is_u64() {
+            let key = (
+                v["id"].as_str().unwrap().to_string(),
+                v["turnNumber"].as_u64().unwrap(),
+            );
+            *finals.entry(key).or_default() += 1;
+        }
+    }
+    assert_eq!(finals.len(), 120, "every (query, turn) answered");
+    assert!(finals.values().all(|&n| n == 1), "one final response each");
+    assert!(
+        out.iter().any(|v| v["noResults"] == true),
+        "terminated queued queries say so"
+    );
+    assert!(out.iter().any(|v| v["action"] == "terminate_all"));
+}
+
+#[test]
+fn quit_without_waiting_drops_the_queue() {
+    let mut input = String::new();
+    for i in 0..20 {
+        input.push_str(&format!(
+            r#"{{"id":"q{i}","moves":[],"rules":"chinese","boardXSize":19,"boardYSize":19,"maxVisits":100000}}"#
+        ));
+        input.push('\n');
+    }
+    let start = std::time::Instant::now();
+    let out = run(&["-quit-without-waiting"], &input);
+    assert!(start.elapsed() < std::time::Duration::from_secs(20));
+    assert!(out.len() <= 1, "{} responses", out.len());
+}
