@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-fn run(args: &[&str], input: &str) -> Vec<Value> {
+fn run(args: &[&str], input: impl AsRef<[u8]>) -> Vec<Value> {
     let mut child = Command::new(env!("CARGO_BIN_EXE_tengen"))
         .arg("analysis")
         .args(args)
@@ -23,7 +23,7 @@ fn run(args: &[&str], input: &str) -> Vec<Value> {
         .stdin
         .take()
         .unwrap()
-        .write_all(input.as_bytes())
+        .write_all(input.as_ref())
         .unwrap();
     let out = child.wait_with_output().unwrap();
     assert!(
@@ -103,7 +103,17 @@ fn actions_errors_and_warnings_have_katagos_shapes() {
         r#"{"id":"i","moves":[],"rules":"chinese","boardXSize":9,"boardYSize":9,"maxVisits":5,"frobnicate":true}"#,
     ]
     .join("\n");
-    let out = run(&[], &format!("{input}\n"));
+    let mut bytes = format!("{input}\n").into_bytes();
+    bytes.extend_from_slice(b"{\"id\":\"u\",\"moves\":[[\"B\",\"\xff\xfe\"]]}\n");
+    bytes.extend_from_slice(&vec![b' '; 1 << 20]);
+    bytes.extend_from_slice(b"{\"id\":\"big\"}\n");
+    bytes.extend_from_slice(br#"{"id":"j","moves":[],"rules":"chinese","boardXSize":9,"boardYSize":9,"maxVisits":1e300}"#);
+    bytes.extend_from_slice(b"\n");
+    bytes.extend_from_slice(
+        br#"{"id":"k","moves":[],"rules":"chinese","komi":"seven","boardXSize":9,"boardYSize":9}"#,
+    );
+    bytes.extend_from_slice(b"\n");
+    let out = run(&[], bytes);
     let find = |id: &str| out.iter().filter(|v| v["id"] == id).collect::<Vec<_>>();
     assert_eq!(find("a")[0]["action"], "query_version");
     assert!(find("a")[0]["version"].is_string());
@@ -111,7 +121,7 @@ fn actions_errors_and_warnings_have_katagos_shapes() {
     assert!(find("c")[0]["models"].is_array());
     assert_eq!(find("d")[0]["field"], "action");
     let general: Vec<_> = out.iter().filter(|v| v["id"].is_null()).collect();
-    assert_eq!(general.len(), 3, "{general:?}");
+    assert_eq!(general.len(), 4, "{general:?}");
     assert!(general.iter().all(|v| v["error"].is_string()));
     assert_eq!(find("e")[0]["field"], "moves");
     assert_eq!(find("f")[0]["field"], "boardXSize");
@@ -121,6 +131,12 @@ fn actions_errors_and_warnings_have_katagos_shapes() {
     assert_eq!(i[0]["warning"], "unknown field");
     assert_eq!(i[0]["field"], "frobnicate");
     assert_eq!(i[1]["isDuringSearch"], false);
+    assert!(find("u")[0]["error"].is_string());
+    assert!(out
+        .iter()
+        .any(|v| v["error"].as_str().is_some_and(|e| e.contains("too long"))));
+    assert_eq!(find("j")[0]["field"], "maxVisits");
+    assert_eq!(find("k")[0]["field"], "komi");
 }
 
 #[test]

@@ -337,9 +337,14 @@ fn dead_stones_are_found_and_removed_for_the_score() {
         script.as_bytes(),
     );
     let n = r.len();
-    assert_eq!(r[n - 4], "= B5", "{r:?}");
-    assert_eq!(r[n - 3].split(' ').count(), 1 + 18, "{}", r[n - 3]);
-    assert_eq!(r[n - 2], "= B+2");
+    assert_eq!(r[n - 5], "= B5", "{r:?}");
+    assert_eq!(r[n - 4].split(' ').count(), 1 + 18, "{}", r[n - 4]);
+    assert_eq!(r[n - 3], "= B+2");
+    assert!(
+        r[n - 2].starts_with("? illegal move"),
+        "the game is over: {}",
+        r[n - 2]
+    );
 }
 
 #[test]
