@@ -41,7 +41,7 @@ fn run(args: &[&str], input: impl AsRef<[u8]>) -> Vec<Value> {
 #[test]
 fn every_turn_gets_one_final_response() {
     let q = r#"{"id":"foo","initialStones":[["B","Q4"],["B","C4"]],"moves":[["W","P5"],["B","P6"]],"rules":"tromp-taylor","komi":7.5,"boardXSize":19,"boardYSize":19,"analyzeTurns":[0,1,2],"maxVisits":30,"includeOwnership":true,"includePolicy":true,"includePVVisits":true}"#;
-    let out = run(&[], &format!("{q}\n"));
+    let out = run(&[], format!("{q}\n"));
     assert_eq!(out.len(), 3, "{out:?}");
     let mut turns: Vec<u64> = out
         .iter()
@@ -142,7 +142,7 @@ fn actions_errors_and_warnings_have_katagos_shapes() {
 #[test]
 fn partial_reports_then_exactly_one_final() {
     let q = r#"{"id":"p","moves":[],"rules":"chinese","boardXSize":9,"boardYSize":9,"maxVisits":3000,"reportDuringSearchEvery":0.01}"#;
-    let out = run(&[], &format!("{q}\n"));
+    let out = run(&[], format!("{q}\n"));
     let partial = out.iter().filter(|v| v["isDuringSearch"] == true).count();
     let finals: Vec<_> = out
         .iter()
@@ -171,7 +171,7 @@ fn terminated_queries_finish_exactly_once() {
     }
     input.push_str(r#"{"id":"all","action":"terminate_all"}"#);
     input.push('\n');
-    let out = run(&["--analysis-threads", "2"], &input);
+    let out = run(&["--analysis-threads", "2"], input);
     let mut finals: HashMap<(String, u64), usize> = HashMap::new();
     for v in &out {
         if v["isDuringSearch"] == false && v["turnNumber"].is_u64() {
@@ -201,7 +201,7 @@ fn quit_without_waiting_drops_the_queue() {
         input.push('\n');
     }
     let start = std::time::Instant::now();
-    let out = run(&["-quit-without-waiting"], &input);
+    let out = run(&["-quit-without-waiting"], input);
     assert!(start.elapsed() < std::time::Duration::from_secs(20));
     assert!(out.len() <= 1, "{} responses", out.len());
 }

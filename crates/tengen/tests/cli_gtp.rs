@@ -330,7 +330,7 @@ fn dead_stones_are_found_and_removed_for_the_score() {
         script.push_str(&format!("play b E{row}\nplay w F{row}\n"));
     }
     script.push_str(
-        "play w B5\nfinal_status_list dead\nfinal_status_list alive\nfinal_score\nquit\n",
+        "play w B5\nplay b pass\nplay w pass\nfinal_status_list dead\nfinal_status_list alive\nfinal_score\nplay b C3\nquit\n",
     );
     let r = session(
         &["--model", model.to_str().unwrap(), "--visits", "50"],
