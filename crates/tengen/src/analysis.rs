@@ -15,6 +15,11 @@ use crate::gtp::{evaluator_source, read_bounded};
 /// Options of `tengen analysis`.
 #[derive(Args, Debug)]
 pub struct AnalysisArgs {
+    /// A KataGo-style analysis config (`key = value` lines, `#` comments): numAnalysisThreads,
+    /// numSearchThreads, maxVisits, analysisPVLen, reportAnalysisWinratesAs, wideRootNoise.
+    /// Command-line flags given explicitly win over the file.
+    #[arg(long)]
+    config: Option<PathBuf>,
     /// The network (`.bin.gz` or `.onnx`); without one, the uniform stand-in evaluator.
     #[arg(long)]
     model: Option<PathBuf>,
@@ -43,8 +48,80 @@ pub struct AnalysisArgs {
     ort: OrtArgs,
 }
 
+impl AnalysisArgs {
+    /// The command-line defaults (threads, search threads, visits, PV length, perspective).
+    fn defaults() -> (usize, usize, u64, usize, String) {
+        (1, 1, 500, 15, "BLACK".to_string())
+    }
+}
+
+/// Settings read from a KataGo-style config file.
+#[derive(Debug, Default, PartialEq)]
+struct FileConfig {
+    analysis_threads: Option<usize>,
+    search_threads: Option<usize>,
+    max_visits: Option<u64>,
+    pv_len: Option<usize>,
+    report_as: Option<String>,
+    wide_root_noise: Option<f64>,
+}
+
+/// Reads `key = value` lines; unknown keys are logged and ignored, bad values are errors
+/// naming the key and line.
+fn read_config(text: &str) -> Result<FileConfig> {
+    let mut c = FileConfig::default();
+    for (n, raw) in text.lines().enumerate() {
+        let line = raw.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let (key, value) = line
+            .split_once('=')
+            .map(|(k, v)| (k.trim(), v.trim()))
+            .with_context(|| format!("line {}: expected key = value", n + 1))?;
+        let bad = || anyhow::anyhow!("line {}: bad value {value:?} for {key}", n + 1);
+        match key {
+            "numAnalysisThreads" => c.analysis_threads = Some(value.parse().map_err(|_| bad())?),
+            "numSearchThreads" => c.search_threads = Some(value.parse().map_err(|_| bad())?),
+            "maxVisits" => c.max_visits = Some(value.parse().map_err(|_| bad())?),
+            "analysisPVLen" => c.pv_len = Some(value.parse().map_err(|_| bad())?),
+            "reportAnalysisWinratesAs" => c.report_as = Some(value.to_string()),
+            "wideRootNoise" => c.wide_root_noise = Some(value.parse().map_err(|_| bad())?),
+            _ => log::warn!(
+                "config line {}: {key} is not used by tengen analysis",
+                n + 1
+            ),
+        }
+    }
+    Ok(c)
+}
+
 /// Runs `tengen analysis`.
-pub fn run(a: AnalysisArgs) -> Result<()> {
+pub fn run(mut a: AnalysisArgs) -> Result<()> {
+    let mut wide_root_noise = 0.04;
+    if let Some(path) = &a.config {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let c = read_config(&text).with_context(|| format!("in {}", path.display()))?;
+        // The file fills in what the command line left at its default.
+        let d = AnalysisArgs::defaults();
+        if a.analysis_threads == d.0 {
+            a.analysis_threads = c.analysis_threads.unwrap_or(a.analysis_threads);
+        }
+        if a.search_threads == d.1 {
+            a.search_threads = c.search_threads.unwrap_or(a.search_threads);
+        }
+        if a.max_visits == d.2 {
+            a.max_visits = c.max_visits.unwrap_or(a.max_visits);
+        }
+        if a.pv_len == d.3 {
+            a.pv_len = c.pv_len.unwrap_or(a.pv_len);
+        }
+        if a.report_analysis_winrates_as == d.4 {
+            a.report_analysis_winrates_as = c.report_as.unwrap_or(a.report_analysis_winrates_as);
+        }
+        wide_root_noise = c.wide_root_noise.unwrap_or(wide_root_noise);
+    }
     let perspective: Perspective = a
         .report_analysis_winrates_as
         .parse()
@@ -70,7 +147,7 @@ pub fn run(a: AnalysisArgs) -> Result<()> {
     let defaults = Defaults {
         params: SearchParams {
             threads,
-            wide_root_noise: 0.04,
+            wide_root_noise,
             ..SearchParams::default()
         },
         max_visits: a.max_visits.max(1),
@@ -107,4 +184,20 @@ pub fn run(a: AnalysisArgs) -> Result<()> {
     }
     engine.finish(!a.quit_without_waiting);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_lines_are_read_and_bad_ones_named() {
+        let c = read_config("# KataGo analysis config\nnumAnalysisThreads = 2\nmaxVisits=100 # per query\nreportAnalysisWinratesAs = SIDETOMOVE\nnnCacheSizePowerOfTwo = 20\n").unwrap();
+        assert_eq!(c.analysis_threads, Some(2));
+        assert_eq!(c.max_visits, Some(100));
+        assert_eq!(c.report_as.as_deref(), Some("SIDETOMOVE"));
+        let e = read_config("maxVisits = lots\n").unwrap_err().to_string();
+        assert!(e.contains("maxVisits") && e.contains("line 1"), "{e}");
+        assert!(read_config("just words\n").is_err());
+    }
 }
