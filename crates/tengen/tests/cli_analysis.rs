@@ -68,6 +68,9 @@ fn every_turn_gets_one_final_response() {
             "pv",
             "pvVisits",
             "edgeVisits",
+            "pvEdgeVisits",
+            "weight",
+            "edgeWeight",
         ] {
             assert!(!infos[0][key].is_null(), "{key} missing");
         }
@@ -101,6 +104,7 @@ fn actions_errors_and_warnings_have_katagos_shapes() {
         r#"{"id":"g","moves":[],"rules":"nonsense","boardXSize":9,"boardYSize":9}"#,
         r#"{"id":"h","moves":[["B","E5"],["W","E5"]],"rules":"chinese","boardXSize":9,"boardYSize":9}"#,
         r#"{"id":"i","moves":[],"rules":"chinese","boardXSize":9,"boardYSize":9,"maxVisits":5,"frobnicate":true}"#,
+        r#"{"id":"l","moves":[],"rules":"chinese","boardXSize":9,"boardYSize":9,"maxVisits":5,"overrideSettings":{"humanSLProfile":"rank_3d","cpuctExploration":0.9}}"#,
     ]
     .join("\n");
     let mut bytes = format!("{input}\n").into_bytes();
@@ -137,6 +141,12 @@ fn actions_errors_and_warnings_have_katagos_shapes() {
         .any(|v| v["error"].as_str().is_some_and(|e| e.contains("too long"))));
     assert_eq!(find("j")[0]["field"], "maxVisits");
     assert_eq!(find("k")[0]["field"], "komi");
+    let l = find("l");
+    assert!(
+        l[0]["warning"].as_str().unwrap().contains("human SL model"),
+        "{l:?}"
+    );
+    assert_eq!(l.len(), 2, "the query still runs: {l:?}");
 }
 
 #[test]

@@ -293,6 +293,10 @@ pub fn parse(line: &str, d: &Defaults) -> Result<Request, Value> {
     }
     if let Some(Value::Object(o)) = obj.get("overrideSettings") {
         for (k, v) in o {
+            if k.starts_with("humanSL") {
+                warnings.push(json!({"warning": format!("{k} needs a human SL model, and none is loaded"), "field": "overrideSettings", "id": id}));
+                continue;
+            }
             if !override_param(&mut params, k, v) {
                 warnings.push(json!({"warning": format!("unknown or invalid setting {k}"), "field": "overrideSettings", "id": id}));
             }

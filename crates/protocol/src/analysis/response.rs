@@ -69,11 +69,15 @@ pub fn response(
                 "lcb": wr(m.lcb),
                 "utilityLcb": pts(m.utility_lcb),
                 "weight": m.visits as f64,
+                "edgeWeight": m.edge_visits as f64,
                 "order": m.order,
                 "pv": m.pv.iter().take(pv_len).map(|&mv| size.gtp(mv)).collect::<Vec<_>>(),
             });
             if task.pv_visits {
-                v["pvVisits"] = json!(m.pv_visits.iter().take(pv_len).collect::<Vec<_>>());
+                let visits: Vec<u64> = m.pv_visits.iter().take(pv_len).copied().collect();
+                // Without graph search, a PV node is reached only by its edge: the two agree.
+                v["pvEdgeVisits"] = json!(visits);
+                v["pvVisits"] = json!(visits);
             }
             if task.moves_ownership {
                 if let Some(o) = &m.ownership {
