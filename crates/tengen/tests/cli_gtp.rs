@@ -436,3 +436,31 @@ fn gogui_boards_are_listed_and_drawn() {
         r[3]
     );
 }
+
+#[test]
+fn cleanup_captures_dead_stones_instead_of_passing() {
+    let dir = std::env::var_os("TENGEN_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared")));
+    let model = dir.join("models/g170-b6c96.bin.gz");
+    if !model.is_file() {
+        println!("skipped: {} not found", model.display());
+        return;
+    }
+    // The walls of the dead-stone test; White's B5 is dead inside Black's area. In cleanup
+    // Black must not pass while B5 stands.
+    let mut script = String::from("boardsize 9\nkomi 7\n");
+    for row in 1..=9 {
+        script.push_str(&format!("play b E{row}\nplay w F{row}\n"));
+    }
+    script.push_str("play w B5\nkgs-genmove_cleanup b\nquit\n");
+    let r = session(
+        &["--model", model.to_str().unwrap(), "--visits", "50"],
+        script.as_bytes(),
+    );
+    let mv = &r[r.len() - 2];
+    assert!(
+        mv.starts_with("= ") && mv != "= pass" && mv != "= resign",
+        "{mv}"
+    );
+}

@@ -274,7 +274,8 @@ impl Engine {
                 Ok(String::new())
             }
             "play" => self.play(args),
-            "genmove" | "kgs-genmove_cleanup" => self.genmove(args),
+            "genmove" => self.genmove(args),
+            "kgs-genmove_cleanup" => self.genmove_cleanup(args),
             "undo" => {
                 self.search.stop();
                 if self.game.undo() {
@@ -522,6 +523,28 @@ impl Engine {
             .play_tolerant(pla, mv)
             .map_err(|e| format!("illegal move: {e}"))?;
         Ok(String::new())
+    }
+
+    /// KGS's cleanup phase: like `genmove`, but no passing while the opponent still has
+    /// dead stones on the board, so that they get captured before scoring.
+    fn genmove_cleanup(&mut self, args: &[&str]) -> Result<String> {
+        let [p] = args else {
+            return Err("kgs-genmove_cleanup takes a color".into());
+        };
+        let pla: Player = p.parse().map_err(|_| "invalid color")?;
+        let (dead, _) = self.stone_status()?;
+        let board = self.game.board();
+        if dead.iter().any(|&l| board.stone(l) == Some(pla.opp())) {
+            self.search.set_filter(vec![tengen_search::FilterRule {
+                player: pla,
+                moves: vec![Move::Pass],
+                until_depth: 1,
+                allow: false,
+            }]);
+        }
+        let result = self.genmove(args);
+        self.search.set_filter(Vec::new());
+        result
     }
 
     fn genmove(&mut self, args: &[&str]) -> Result<String> {
