@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::Args;
 use serde_json::json;
+use tengen_nn::eval::EvaluatorConfig;
 use tengen_protocol::analysis::{parse, AnalysisEngine, Defaults, Perspective, Request};
 use tengen_search::SearchParams;
 
@@ -16,7 +17,8 @@ use crate::gtp::{evaluator_source, read_bounded};
 #[derive(Args, Debug)]
 pub struct AnalysisArgs {
     /// A KataGo-style analysis config (`key = value` lines, `#` comments): numAnalysisThreads,
-    /// numSearchThreads, maxVisits, analysisPVLen, reportAnalysisWinratesAs, wideRootNoise.
+    /// numSearchThreads, maxVisits, analysisPVLen, reportAnalysisWinratesAs, wideRootNoise,
+    /// nnMaxBatchSize, nnCacheSizePowerOfTwo.
     /// Command-line flags given explicitly win over the file.
     #[arg(long)]
     config: Option<PathBuf>,
@@ -64,6 +66,8 @@ struct FileConfig {
     pv_len: Option<usize>,
     report_as: Option<String>,
     wide_root_noise: Option<f64>,
+    max_batch: Option<usize>,
+    cache_power: Option<u32>,
 }
 
 /// Reads `key = value` lines; unknown keys are logged and ignored, bad values are errors
@@ -87,6 +91,14 @@ fn read_config(text: &str) -> Result<FileConfig> {
             "analysisPVLen" => c.pv_len = Some(value.parse().map_err(|_| bad())?),
             "reportAnalysisWinratesAs" => c.report_as = Some(value.to_string()),
             "wideRootNoise" => c.wide_root_noise = Some(value.parse().map_err(|_| bad())?),
+            "nnMaxBatchSize" => c.max_batch = Some(value.parse().map_err(|_| bad())?),
+            "nnCacheSizePowerOfTwo" => {
+                let p: u32 = value.parse().map_err(|_| bad())?;
+                if p > 30 {
+                    return Err(bad());
+                }
+                c.cache_power = Some(p);
+            }
             _ => log::warn!(
                 "config line {}: {key} is not used by tengen analysis",
                 n + 1
@@ -99,6 +111,8 @@ fn read_config(text: &str) -> Result<FileConfig> {
 /// Runs `tengen analysis`.
 pub fn run(mut a: AnalysisArgs) -> Result<()> {
     let mut wide_root_noise = 0.04;
+    let mut batching = EvaluatorConfig::default();
+    let mut batch_from_file = false;
     if let Some(path) = &a.config {
         let text =
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
@@ -121,6 +135,13 @@ pub fn run(mut a: AnalysisArgs) -> Result<()> {
             a.report_analysis_winrates_as = c.report_as.unwrap_or(a.report_analysis_winrates_as);
         }
         wide_root_noise = c.wide_root_noise.unwrap_or(wide_root_noise);
+        if let Some(b) = c.max_batch {
+            batching.max_batch = b.max(1);
+            batch_from_file = true;
+        }
+        if let Some(p) = c.cache_power {
+            batching.cache_entries = 1 << p;
+        }
     }
     let perspective: Perspective = a
         .report_analysis_winrates_as
@@ -143,7 +164,11 @@ pub fn run(mut a: AnalysisArgs) -> Result<()> {
         }
         None => json!([]),
     };
-    let source = evaluator_source(a.model.clone(), &a.backend, threads, &a.ort);
+    if !batch_from_file {
+        // Every search thread of every analysis thread may wait on the network at once.
+        batching.max_batch = threads * a.analysis_threads.max(1);
+    }
+    let source = evaluator_source(a.model.clone(), &a.backend, threads, batching, &a.ort);
     let defaults = Defaults {
         params: SearchParams {
             threads,
@@ -192,7 +217,9 @@ mod tests {
 
     #[test]
     fn config_lines_are_read_and_bad_ones_named() {
-        let c = read_config("# KataGo analysis config\nnumAnalysisThreads = 2\nmaxVisits=100 # per query\nreportAnalysisWinratesAs = SIDETOMOVE\nnnCacheSizePowerOfTwo = 20\n").unwrap();
+        let c = read_config("# KataGo analysis config\nnumAnalysisThreads = 2\nmaxVisits=100 # per query\nreportAnalysisWinratesAs = SIDETOMOVE\nnnCacheSizePowerOfTwo = 20\nnnMaxBatchSize = 8\n").unwrap();
+        assert_eq!(c.cache_power, Some(20));
+        assert_eq!(c.max_batch, Some(8));
         assert_eq!(c.analysis_threads, Some(2));
         assert_eq!(c.max_visits, Some(100));
         assert_eq!(c.report_as.as_deref(), Some("SIDETOMOVE"));

@@ -93,6 +93,7 @@ pub(crate) fn evaluator_source(
     model: Option<PathBuf>,
     backend: &str,
     threads: usize,
+    batching: EvaluatorConfig,
     ort: &OrtArgs,
 ) -> EvaluatorSource {
     match model {
@@ -106,13 +107,13 @@ pub(crate) fn evaluator_source(
             Box::new(move |size: BoardSize| {
                 let make = || -> Result<Arc<dyn Evaluator>> {
                     let model = network::load_for_board(&path, size)?;
-                    let b = make_backend(&backend, &model, threads, threads, &ort)?;
+                    let b = make_backend(&backend, &model, threads, batching.max_batch, &ort)?;
                     log::info!("network for {size}: {}", b.name());
-                    let config = EvaluatorConfig {
-                        max_batch: threads,
-                        ..EvaluatorConfig::default()
-                    };
-                    Ok(Arc::new(NnEvaluator::new(b, model.metadata, config)?))
+                    Ok(Arc::new(NnEvaluator::new(
+                        b,
+                        model.metadata,
+                        batching.clone(),
+                    )?))
                 };
                 make().map_err(|e| format!("cannot load the network for {size}: {e:#}"))
             })
@@ -124,7 +125,11 @@ pub(crate) fn evaluator_source(
 pub fn run(a: GtpArgs) -> Result<()> {
     let rules = Rules::parse(&a.rules).with_context(|| format!("--rules {}", a.rules))?;
     let threads = a.threads.max(1);
-    let source = evaluator_source(a.model.clone(), &a.backend, threads, &a.ort);
+    let batching = EvaluatorConfig {
+        max_batch: threads,
+        ..EvaluatorConfig::default()
+    };
+    let source = evaluator_source(a.model.clone(), &a.backend, threads, batching, &a.ort);
     let config = EngineConfig {
         params: SearchParams {
             threads,
