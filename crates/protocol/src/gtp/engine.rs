@@ -708,12 +708,17 @@ impl Engine {
                     format!("{p:8.6} ")
                 }
             };
+            let (Some(board_policy), Some(&pass)) =
+                (o.policy.get(..size.area()), o.policy.get(size.area()))
+            else {
+                return Err("the evaluator's policy does not cover this board".into());
+            };
             out.push_str("policy\n");
-            for row in o.policy[..size.area()].chunks(size.width()) {
+            for row in board_policy.chunks(size.width()) {
                 row.iter().for_each(|&p| out.push_str(&cell(p)));
                 out.push('\n');
             }
-            let _ = writeln!(out, "policyPass {}", cell(o.policy[size.area()]));
+            let _ = writeln!(out, "policyPass {}", cell(pass));
             out.push_str("whiteOwnership\n");
             if let Some(own) = &o.white_ownership {
                 for row in own.chunks(size.width()) {
