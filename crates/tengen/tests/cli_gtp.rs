@@ -7,6 +7,21 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
+/// The b6c96 network from ../shared (or `$TENGEN_SHARED`), or `None` after saying the
+/// test is skipped.
+fn shared_model() -> Option<PathBuf> {
+    let dir = std::env::var_os("TENGEN_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared")));
+    let model = dir.join("models/g170-b6c96.bin.gz");
+    if model.is_file() {
+        Some(model)
+    } else {
+        println!("skipped: {} not found", model.display());
+        None
+    }
+}
+
 /// Sends `input` to `tengen gtp ARGS` and returns the replies (each without its blank line).
 fn session(args: &[&str], input: &[u8]) -> Vec<String> {
     let text = timed_session(args, &[input], std::time::Duration::ZERO);
@@ -148,14 +163,9 @@ fn malformed_input_gets_errors_and_the_engine_keeps_serving() {
 
 #[test]
 fn the_network_plays_the_obvious_move() {
-    let dir = std::env::var_os("TENGEN_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared")));
-    let model = dir.join("models/g170-b6c96.bin.gz");
-    if !model.is_file() {
-        println!("skipped: {} not found", model.display());
+    let Some(model) = shared_model() else {
         return;
-    }
+    };
     // Black's E5 is in atari on a 9x9 board; the network saves it.
     let r = session(
         &["--model", model.to_str().unwrap(), "--visits", "100"],
@@ -315,14 +325,9 @@ fn tcp_serves_one_client_after_another() {
 
 #[test]
 fn dead_stones_are_found_and_removed_for_the_score() {
-    let dir = std::env::var_os("TENGEN_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared")));
-    let model = dir.join("models/g170-b6c96.bin.gz");
-    if !model.is_file() {
-        println!("skipped: {} not found", model.display());
+    let Some(model) = shared_model() else {
         return;
-    }
+    };
     // Black walls off A-E, White F-J; a lone White stone at B5 inside Black's area.
     // Area: Black 45, White 36 + komi 7 = 43, so B+2 once B5 is removed.
     let mut script = String::from("boardsize 9\nkomi 7\n");
@@ -369,14 +374,9 @@ fn parameters_can_be_listed_read_and_set() {
 
 #[test]
 fn raw_network_outputs_in_katagos_layout() {
-    let dir = std::env::var_os("TENGEN_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared")));
-    let model = dir.join("models/g170-b6c96.bin.gz");
-    if !model.is_file() {
-        println!("skipped: {} not found", model.display());
+    let Some(model) = shared_model() else {
         return;
-    }
+    };
     let r = session(
         &["--model", model.to_str().unwrap()],
         b"boardsize 9\nplay b E5\nkata-raw-nn 0\nkata-raw-nn 9\nquit\n",
@@ -439,14 +439,9 @@ fn gogui_boards_are_listed_and_drawn() {
 
 #[test]
 fn cleanup_captures_dead_stones_instead_of_passing() {
-    let dir = std::env::var_os("TENGEN_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared")));
-    let model = dir.join("models/g170-b6c96.bin.gz");
-    if !model.is_file() {
-        println!("skipped: {} not found", model.display());
+    let Some(model) = shared_model() else {
         return;
-    }
+    };
     // The walls of the dead-stone test; White's B5 is dead inside Black's area. In cleanup
     // Black must not pass while B5 stands.
     let mut script = String::from("boardsize 9\nkomi 7\n");
