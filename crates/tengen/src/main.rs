@@ -5,6 +5,7 @@ mod bench;
 mod bench_search;
 mod convert;
 mod gtp;
+mod match_runner;
 mod network;
 mod score;
 
@@ -31,6 +32,8 @@ enum Command {
     Convert(convert::ConvertArgs),
     /// Show how a rules name, KataGo JSON rules object or compact rules string is understood.
     Rules(score::RulesArgs),
+    /// Play two GTP engines against each other and report the win rate and Elo difference.
+    Match(match_runner::MatchArgs),
     /// Replay an SGF game record and score its final position.
     Score(score::ScoreArgs),
 }
@@ -51,6 +54,7 @@ fn main() -> std::process::ExitCode {
         Command::Bench(b) => bench::run(b),
         Command::Convert(c) => convert::run(c),
         Command::Gtp(g) => gtp::run(g),
+        Command::Match(m) => match_runner::run(m),
         Command::Rules(r) => score::rules(r),
         Command::Score(s) => score::score(s),
     };

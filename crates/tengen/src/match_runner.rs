@@ -1,0 +1,352 @@
+//! `tengen match`: two GTP engines play each other with alternating colours; the rules
+//! engine referees every move and scores every game; one SGF per game; win rate with a
+//! 95% confidence interval and the Elo difference at the end.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use tengen_rules::{sgf, BoardSize, Game, Player, Rules};
+
+/// Options of `tengen match`.
+#[derive(Args, Debug)]
+pub struct MatchArgs {
+    /// First engine: a shell command line that speaks GTP on stdin/stdout.
+    #[arg(long)]
+    engine_a: String,
+    /// Second engine.
+    #[arg(long)]
+    engine_b: String,
+    /// Games to play (colours alternate; A is Black in even games).
+    #[arg(long, default_value_t = 10)]
+    games: usize,
+    /// Board size.
+    #[arg(long, default_value_t = 9)]
+    board: usize,
+    /// Komi.
+    #[arg(long, default_value_t = 7.0)]
+    komi: f32,
+    /// Rules the referee scores by (sent to engines that know `kata-set-rules`).
+    #[arg(long, default_value = "chinese")]
+    rules: String,
+    /// GTP `time_settings` for both engines, e.g. "0 2 1" (2 s per move).
+    #[arg(long)]
+    time_settings: Option<String>,
+    /// Games played at once (each with its own pair of engine processes).
+    #[arg(long, default_value_t = 1)]
+    parallel: usize,
+    /// Adjudicate by the referee's count after this many moves.
+    #[arg(long, default_value_t = 600)]
+    max_moves: usize,
+    /// Directory for one SGF per game.
+    #[arg(long)]
+    sgf_dir: Option<PathBuf>,
+}
+
+/// One engine process.
+struct Engine {
+    child: Child,
+    input: ChildStdin,
+    output: BufReader<ChildStdout>,
+    name: String,
+}
+
+impl Engine {
+    fn start(cmd: &str) -> Result<Engine> {
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(cmd)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .with_context(|| format!("starting {cmd:?}"))?;
+        let input = child.stdin.take().context("engine stdin")?;
+        let output = BufReader::new(child.stdout.take().context("engine stdout")?);
+        let mut e = Engine {
+            child,
+            input,
+            output,
+            name: cmd.to_string(),
+        };
+        if let Ok(n) = e.send("name") {
+            e.name = n;
+        }
+        Ok(e)
+    }
+
+    /// Sends one command; `Ok(text)` for `=`, `Err` for `?` or a dead engine.
+    fn send(&mut self, cmd: &str) -> Result<String> {
+        writeln!(self.input, "{cmd}").with_context(|| format!("{}: engine gone", self.name))?;
+        self.input.flush()?;
+        let mut reply = String::new();
+        loop {
+            let mut line = String::new();
+            if self.output.read_line(&mut line)? == 0 {
+                bail!("{}: engine closed its output after {cmd:?}", self.name);
+            }
+            if line.trim().is_empty() && !reply.is_empty() {
+                break;
+            }
+            if !line.trim().is_empty() {
+                reply.push_str(&line);
+            }
+        }
+        let reply = reply.trim();
+        match reply.chars().next() {
+            Some('=') => Ok(reply[1..]
+                .trim_start_matches(char::is_numeric)
+                .trim()
+                .to_string()),
+            Some('?') => bail!("{} refused {cmd:?}: {}", self.name, reply[1..].trim()),
+            _ => bail!("{}: not a GTP reply to {cmd:?}: {reply:?}", self.name),
+        }
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        let _ = writeln!(self.input, "quit");
+        let _ = self.input.flush();
+        let _ = self.child.wait();
+    }
+}
+
+/// A finished game: the winner (None for a draw or no result) and the record.
+struct Played {
+    a_black: bool,
+    winner: Option<Player>,
+    game: Game,
+}
+
+fn play_one(a: &MatchArgs, index: usize, rules: Rules) -> Result<Played> {
+    let size = BoardSize::square(a.board).with_context(|| format!("--board {}", a.board))?;
+    let a_black = index % 2 == 0;
+    let (mut black, mut white) = if a_black {
+        (Engine::start(&a.engine_a)?, Engine::start(&a.engine_b)?)
+    } else {
+        (Engine::start(&a.engine_b)?, Engine::start(&a.engine_a)?)
+    };
+    let rules_json = rules.to_json_no_komi().to_string();
+    for e in [&mut black, &mut white] {
+        e.send(&format!("boardsize {}", a.board))?;
+        e.send("clear_board")?;
+        e.send(&format!("komi {}", a.komi))?;
+        // Not every engine knows KataGo's rules command; the referee scores anyway.
+        let _ = e.send(&format!("kata-set-rules {rules_json}"));
+        if let Some(t) = &a.time_settings {
+            e.send(&format!("time_settings {t}"))?;
+        }
+    }
+    let mut game = Game::new(size, rules);
+    let mut winner = None;
+    let mut decided = false;
+    for _ in 0..a.max_moves {
+        if game.is_over() {
+            break;
+        }
+        let pla = game.to_move();
+        let (mover, other) = match pla {
+            Player::Black => (&mut black, &mut white),
+            Player::White => (&mut white, &mut black),
+        };
+        let reply = mover.send(&format!("genmove {}", pla.letter()))?;
+        if reply.eq_ignore_ascii_case("resign") {
+            game.resign(pla);
+            winner = Some(pla.opp());
+            decided = true;
+            break;
+        }
+        let mv = match size.parse_move(&reply) {
+            Ok(mv) if game.is_legal(mv) => mv,
+            _ => {
+                log::warn!(
+                    "game {index}: {} played {reply:?}, not a legal move: it loses",
+                    mover.name
+                );
+                game.resign(pla);
+                winner = Some(pla.opp());
+                decided = true;
+                break;
+            }
+        };
+        game.play(mv)?;
+        other.send(&format!("play {} {}", pla.letter(), size.gtp(mv)))?;
+    }
+    if !decided {
+        if !game.is_over() {
+            game.end_and_score_now();
+        }
+        winner = game.outcome().and_then(|o| o.winner());
+        // Both engines' own counts, for the log: dead stones may be judged differently.
+        let ours = game.outcome().map(|o| o.sgf_result()).unwrap_or_default();
+        for e in [&mut black, &mut white] {
+            if let Ok(theirs) = e.send("final_score") {
+                if score_of(&theirs) != score_of(&ours) {
+                    log::info!(
+                        "game {index}: referee says {ours}, {} says {theirs}",
+                        e.name
+                    );
+                }
+            }
+        }
+    }
+    Ok(Played {
+        a_black,
+        winner,
+        game,
+    })
+}
+
+/// Runs `tengen match`.
+pub fn run(a: MatchArgs) -> Result<()> {
+    let mut rules = Rules::parse(&a.rules).with_context(|| format!("--rules {}", a.rules))?;
+    if !tengen_rules::komi_is_valid(f64::from(a.komi)) {
+        bail!("--komi must be a multiple of 0.5 from -150 to 150");
+    }
+    rules.komi = a.komi;
+    BoardSize::square(a.board).with_context(|| format!("--board {}", a.board))?;
+    if let Some(dir) = &a.sgf_dir {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let bar = ProgressBar::new(a.games as u64).with_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<(usize, Played)>> = Mutex::new(Vec::new());
+    let errors: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..a.parallel.clamp(1, a.games.max(1)) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                if i >= a.games {
+                    break;
+                }
+                match play_one(&a, i, rules) {
+                    Ok(p) => {
+                        if let Some(dir) = &a.sgf_dir {
+                            let path = dir.join(format!("game-{i:04}.sgf"));
+                            if let Err(e) = std::fs::write(&path, sgf::save(&p.game)) {
+                                log::warn!("writing {}: {e}", path.display());
+                            }
+                        }
+                        results
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .push((i, p));
+                    }
+                    Err(e) => errors
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push(format!("game {i}: {e:#}")),
+                }
+                bar.inc(1);
+            });
+        }
+    });
+    bar.finish_and_clear();
+    let errors = errors.into_inner().unwrap_or_default();
+    for e in &errors {
+        eprintln!("{e}");
+    }
+    let results = results.into_inner().unwrap_or_default();
+    let (mut a_wins, mut b_wins, mut draws) = (0usize, 0usize, 0usize);
+    for (_, p) in &results {
+        let a_colour = if p.a_black {
+            Player::Black
+        } else {
+            Player::White
+        };
+        match p.winner {
+            Some(w) if w == a_colour => a_wins += 1,
+            Some(_) => b_wins += 1,
+            None => draws += 1,
+        }
+    }
+    let n = results.len();
+    println!("A: {}\nB: {}", a.engine_a, a.engine_b);
+    println!(
+        "games {n} (of {}), A wins {a_wins}, B wins {b_wins}, draws {draws}, errors {}",
+        a.games,
+        errors.len()
+    );
+    if n > 0 {
+        let (p, lo, hi) = win_rate(a_wins as f64 + 0.5 * draws as f64, n as f64);
+        println!(
+            "A win rate {:.1}% (95% CI {:.1}%..{:.1}%), Elo A-B {} ({}..{})",
+            100.0 * p,
+            100.0 * lo,
+            100.0 * hi,
+            elo(p),
+            elo(lo),
+            elo(hi)
+        );
+    }
+    if n == 0 {
+        bail!("no game finished");
+    }
+    Ok(())
+}
+
+/// White's margin in a result like `B+3.5`, `W+2`, `0` (None for resignations and junk).
+fn score_of(result: &str) -> Option<f32> {
+    let r = result.trim();
+    if r == "0" {
+        return Some(0.0);
+    }
+    let (sign, rest) = match r.get(..2).map(str::to_ascii_uppercase).as_deref() {
+        Some("B+") => (-1.0, &r[2..]),
+        Some("W+") => (1.0, &r[2..]),
+        _ => return None,
+    };
+    rest.parse::<f32>().ok().map(|x| sign * x)
+}
+
+/// Win rate and its 95% Wilson interval from `wins` (draws counting half) of `n`.
+fn win_rate(wins: f64, n: f64) -> (f64, f64, f64) {
+    let p = wins / n;
+    let z = 1.959_964;
+    let d = 1.0 + z * z / n;
+    let c = (p + z * z / (2.0 * n)) / d;
+    let r = z * ((p * (1.0 - p) / n) + z * z / (4.0 * n * n)).sqrt() / d;
+    (p, (c - r).max(0.0), (c + r).min(1.0))
+}
+
+/// The Elo difference a win rate implies, as text (±inf at 0% and 100%).
+fn elo(p: f64) -> String {
+    if p <= 0.0 {
+        "-inf".into()
+    } else if p >= 1.0 {
+        "+inf".into()
+    } else {
+        // Adding 0.0 turns -0.0 (at exactly 50%) into 0.0.
+        format!("{:+.0}", -400.0 * (1.0 / p - 1.0).log10() + 0.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wilson_interval_and_elo() {
+        let (p, lo, hi) = win_rate(50.0, 100.0);
+        assert!((p - 0.5).abs() < 1e-12);
+        assert!((lo - 0.4038).abs() < 1e-3 && (hi - 0.5962).abs() < 1e-3);
+        assert_eq!(elo(0.5), "+0");
+        assert_eq!(elo(0.76), "+200");
+        assert_eq!(elo(0.0), "-inf");
+        assert_eq!(score_of("B+9.0"), score_of("B+9"));
+        assert_eq!(score_of("W+0.5"), Some(0.5));
+        assert_eq!(score_of("0"), Some(0.0));
+        assert_eq!(score_of("B+R"), None);
+        let (_, lo, hi) = win_rate(10.0, 10.0);
+        assert!(lo > 0.69 && hi > 0.999_999);
+    }
+}
