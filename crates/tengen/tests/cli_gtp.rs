@@ -22,6 +22,15 @@ fn shared_model() -> Option<PathBuf> {
     }
 }
 
+/// A 9x9 game, komi 7, where Black walls off A-E and White F-J.
+fn walled_game() -> String {
+    let mut script = String::from("boardsize 9\nkomi 7\n");
+    for row in 1..=9 {
+        script.push_str(&format!("play b E{row}\nplay w F{row}\n"));
+    }
+    script
+}
+
 /// Sends `input` to `tengen gtp ARGS` and returns the replies (each without its blank line).
 fn session(args: &[&str], input: &[u8]) -> Vec<String> {
     let text = timed_session(args, &[input], std::time::Duration::ZERO);
@@ -330,10 +339,7 @@ fn dead_stones_are_found_and_removed_for_the_score() {
     };
     // Black walls off A-E, White F-J; a lone White stone at B5 inside Black's area.
     // Area: Black 45, White 36 + komi 7 = 43, so B+2 once B5 is removed.
-    let mut script = String::from("boardsize 9\nkomi 7\n");
-    for row in 1..=9 {
-        script.push_str(&format!("play b E{row}\nplay w F{row}\n"));
-    }
+    let mut script = walled_game();
     script.push_str(
         "play w B5\nplay b pass\nplay w pass\nfinal_status_list dead\nfinal_status_list alive\nfinal_score\nplay b C3\nquit\n",
     );
@@ -444,10 +450,7 @@ fn cleanup_captures_dead_stones_instead_of_passing() {
     };
     // The walls of the dead-stone test; White's B5 is dead inside Black's area. In cleanup
     // Black must not pass while B5 stands.
-    let mut script = String::from("boardsize 9\nkomi 7\n");
-    for row in 1..=9 {
-        script.push_str(&format!("play b E{row}\nplay w F{row}\n"));
-    }
+    let mut script = walled_game();
     script.push_str("play w B5\nkgs-genmove_cleanup b\nquit\n");
     let r = session(
         &["--model", model.to_str().unwrap(), "--visits", "50"],

@@ -418,22 +418,7 @@ impl Engine {
         self.search.set_filter(a.filters.clone());
         self.search.set_position(&self.game);
         let limits = if genmove {
-            let pla = self.game.to_move();
-            let base = Limits {
-                visits: self.config.visits,
-                ..Limits::default()
-            };
-            let l = limits_for_move(
-                &self.clocks[pla.index()],
-                &self.game,
-                self.config.lag_buffer,
-                base,
-            );
-            if l.is_unbounded() {
-                Limits::visits(800)
-            } else {
-                l
-            }
+            self.move_limits()
         } else {
             Limits::default()
         };
@@ -462,29 +447,18 @@ impl Engine {
     pub fn finish_analyze(&mut self, a: &AnalyzeArgs) -> Option<String> {
         self.search.stop();
         let started = self.analysis_started.take();
-        let mut line = None;
-        if a.genmove {
-            let pla = self.game.to_move();
-            if let Some(t) = started {
-                self.clocks[pla.index()].charge(t.elapsed().as_secs_f64());
-            }
-            let size = self.game.board().size();
-            let analysis = self.search.analysis(&SnapshotOptions::default());
-            let resign = match &analysis {
-                Some(an) => self.config.resign_below.is_some() && self.resign.observe(an),
-                None => false,
-            };
-            let temperature = self.config.params.chosen_move_temperature;
-            let mv = analysis.and_then(|an| an.choose_move(temperature, &mut self.rng));
-            line = Some(match (resign, mv) {
-                (true, _) => "play resign".to_string(),
-                (false, Some(mv)) if self.game.play(mv).is_ok() => format!("play {}", size.gtp(mv)),
-                _ => "play pass".to_string(),
-            });
-            if line.as_deref() == Some("play pass") {
-                let _ = self.game.play(Move::Pass);
-            }
-        }
+        let line = match (a.genmove, started) {
+            (true, Some(t)) => Some(match self.conclude_move(t) {
+                Ok(v) => format!("play {v}"),
+                Err(e) => {
+                    // The search found nothing playable: pass rather than stall the client.
+                    log::warn!("genmove_analyze: {e}; passing");
+                    let _ = self.game.play(Move::Pass);
+                    "play pass".to_string()
+                }
+            }),
+            _ => None,
+        };
         self.search.set_filter(Vec::new());
         self.search.set_params(self.config.params.clone());
         line
@@ -559,24 +533,36 @@ impl Engine {
             self.game.set_player_to_move(pla);
         }
         let started = std::time::Instant::now();
+        let limits = self.move_limits();
+        self.search.set_position(&self.game);
+        self.search.run(limits).map_err(|e| e.to_string())?;
+        self.conclude_move(started)
+    }
+
+    /// Limits for our next move: the configured visits, within the mover's clock.
+    fn move_limits(&self) -> Limits {
         let base = Limits {
             visits: self.config.visits,
             ..Limits::default()
         };
-        let clock = &self.clocks[pla.index()];
+        let clock = &self.clocks[self.game.to_move().index()];
         let limits = limits_for_move(clock, &self.game, self.config.lag_buffer, base);
-        let limits = if limits.is_unbounded() {
+        if limits.is_unbounded() {
             Limits::visits(800)
         } else {
             limits
-        };
-        self.search.set_position(&self.game);
-        self.search.run(limits).map_err(|e| e.to_string())?;
+        }
+    }
+
+    /// After a move's search begun at `started`: charges the mover's clock, resigns when
+    /// the tracker says so, else chooses and plays the move. Returns the GTP vertex.
+    fn conclude_move(&mut self, started: std::time::Instant) -> Result<String> {
+        let pla = self.game.to_move();
+        self.clocks[pla.index()].charge(started.elapsed().as_secs_f64());
         let analysis = self
             .search
             .analysis(&SnapshotOptions::default())
             .ok_or("the search produced no analysis")?;
-        self.clocks[pla.index()].charge(started.elapsed().as_secs_f64());
         if self.config.resign_below.is_some() && self.resign.observe(&analysis) {
             return Ok("resign".into());
         }
