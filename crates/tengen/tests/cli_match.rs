@@ -1,7 +1,9 @@
 //! `tengen match` between two real GTP engines (two `tengen gtp` processes with the
-//! uniform evaluator): every game is refereed, saved as SGF and counted.
+//! uniform evaluator): every game is refereed, saved as SGF and counted. Faulty engines
+//! (tiny shell scripts) lose their games without stopping the match.
 
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 #[test]
 fn a_short_match_is_played_recorded_and_counted() {
@@ -70,4 +72,132 @@ fn a_short_match_is_played_recorded_and_counted() {
         .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("game 0"));
+}
+
+/// A shell GTP engine named `name`: `= ` to every command, `genmove` runs `on_genmove`,
+/// `play` runs `on_play`.
+fn shell_engine(name: &str, on_genmove: &str, on_play: &str) -> String {
+    format!(
+        "while read -r c _; do case $c in \
+         name) printf '= {name}\\n\\n';; \
+         genmove) {on_genmove};; \
+         play) {on_play};; \
+         quit) printf '= \\n\\n'; exit 0;; \
+         *) printf '= \\n\\n';; \
+         esac; done"
+    )
+}
+
+const REPLY: &str = "printf '= \\n\\n'";
+
+/// Plays `games` games on 7x7 between a passing shell engine (A) and `engine_b`; returns
+/// the summary and how long the match took, after checking that it succeeded.
+fn match_against(engine_b: &str, games: usize, extra: &[&str]) -> (String, Duration) {
+    let passer = shell_engine("passer", "printf '= pass\\n\\n'", REPLY);
+    let games = games.to_string();
+    let started = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_tengen"))
+        .args([
+            "match",
+            "--engine-a",
+            &passer,
+            "--engine-b",
+            engine_b,
+            "--games",
+            &games,
+            "--board",
+            "7",
+        ])
+        .args(extra)
+        .env("RUST_LOG", "warn")
+        .output()
+        .unwrap();
+    let elapsed = started.elapsed();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}{log}");
+    assert!(log.contains("it loses"), "the forfeit is not logged: {log}");
+    (text, elapsed)
+}
+
+#[test]
+fn an_engine_that_crashes_on_genmove_loses_every_game() {
+    let (text, _) = match_against(&shell_engine("crasher", "exit 1", REPLY), 2, &[]);
+    assert!(
+        text.contains("games 2 (of 2), A wins 2, B wins 0, draws 0, errors 0"),
+        "{text}"
+    );
+    assert!(
+        text.contains("faults: A crashed 0, hung 0, illegal 0; B crashed 2, hung 0, illegal 0"),
+        "{text}"
+    );
+}
+
+#[test]
+fn an_engine_that_hangs_is_timed_out_killed_and_loses() {
+    // Not `exec`: the sleeper is the shell's child, as in a wrapper script, and must die too.
+    let hanger = shell_engine("hanger", "sleep 987", REPLY);
+    let (text, elapsed) = match_against(&hanger, 2, &["--move-timeout", "1"]);
+    assert!(
+        text.contains("games 2 (of 2), A wins 2, B wins 0, draws 0, errors 0"),
+        "{text}"
+    );
+    assert!(
+        text.contains("faults: A crashed 0, hung 0, illegal 0; B crashed 0, hung 2, illegal 0"),
+        "{text}"
+    );
+    assert!(elapsed < Duration::from_secs(30), "took {elapsed:?}");
+    #[cfg(target_os = "linux")]
+    {
+        let sleepers = std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+            .filter(|c| c.as_slice() == b"sleep\0987\0")
+            .count();
+        assert_eq!(
+            sleepers, 0,
+            "the hung engine's process group was not killed"
+        );
+    }
+}
+
+#[test]
+fn an_engine_that_plays_illegally_loses_every_game() {
+    // A1 is legal once; the second A1 is on an occupied point.
+    let (text, _) = match_against(
+        &shell_engine("a1-forever", "printf '= A1\\n\\n'", REPLY),
+        2,
+        &[],
+    );
+    assert!(
+        text.contains("games 2 (of 2), A wins 2, B wins 0, draws 0, errors 0"),
+        "{text}"
+    );
+    assert!(
+        text.contains("faults: A crashed 0, hung 0, illegal 0; B crashed 0, hung 0, illegal 2"),
+        "{text}"
+    );
+}
+
+#[test]
+fn an_engine_that_refuses_or_dies_on_a_legal_play_loses() {
+    let refuser = shell_engine(
+        "refuser",
+        "printf '= pass\\n\\n'",
+        "printf '? illegal move\\n\\n'",
+    );
+    let (text, _) = match_against(&refuser, 2, &[]);
+    assert!(text.contains("A wins 2, B wins 0"), "{text}");
+    assert!(
+        text.contains("faults: A crashed 0, hung 0, illegal 0; B crashed 0, hung 0, illegal 2"),
+        "{text}"
+    );
+
+    let dier = shell_engine("dier", "printf '= pass\\n\\n'", "exit 1");
+    let (text, _) = match_against(&dier, 2, &[]);
+    assert!(text.contains("A wins 2, B wins 0"), "{text}");
+    assert!(
+        text.contains("faults: A crashed 0, hung 0, illegal 0; B crashed 2, hung 0, illegal 0"),
+        "{text}"
+    );
 }
