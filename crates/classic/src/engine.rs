@@ -1,0 +1,293 @@
+//! The classical engine's uses: choosing a move, judging a position for the search
+//! (a policy and a score), and marking dead stones, at a chosen strength level.
+
+use std::sync::Mutex;
+
+use tengen_rules::{Game, Loc, Move, Player};
+
+use crate::analysis::Analysis;
+use crate::dragons::is_self_atari;
+use crate::reading::{Reader, ReadingLimits};
+use crate::valuation::{candidates, shape_value, value_move, Baseline, MoveValue, Reason};
+use crate::worms::Unknown;
+
+/// Moves worth less than this (in points) are not worth a turn: pass instead.
+const PASS_BELOW: f32 = 0.4;
+
+/// Strength levels, 1 (beginner) to 10 (full strength).
+pub const LEVELS: std::ops::RangeInclusive<u8> = 1..=10;
+
+/// How the engine plays at a level: reading budget and randomness.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LevelSettings {
+    /// Tactical reading budget per read.
+    pub reading: ReadingLimits,
+    /// Points of uniform noise added to each move's value.
+    pub noise: f32,
+}
+
+impl LevelSettings {
+    /// The settings of `level` (clamped to 1..=10).
+    pub fn of(level: u8) -> LevelSettings {
+        let level = level.clamp(*LEVELS.start(), *LEVELS.end());
+        let steps = (10 - level) as u32;
+        LevelSettings {
+            reading: ReadingLimits {
+                nodes: (3000 >> steps.min(5)).max(60),
+                depth: if level >= 4 { 80 } else { 12 },
+                max_liberties: if level >= 3 { 3 } else { 2 },
+            },
+            noise: 0.1 + 1.2 * steps as f32,
+        }
+    }
+}
+
+/// A position as the search wants it: policy, score and ownership, row-major.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Judgement {
+    /// Move probabilities, row-major points then pass; illegal moves get -1 (as KataGo's do).
+    pub policy: Vec<f32>,
+    /// Expected final score from White's view, komi included.
+    pub white_score: f32,
+    /// Ownership of each point from White's view (-1..=1), row-major.
+    pub white_ownership: Vec<f32>,
+}
+
+/// The classical engine. Thread-safe: each call borrows a reader from a pool.
+pub struct Classic {
+    settings: LevelSettings,
+    readers: Mutex<Vec<Reader>>,
+    rng: Mutex<fastrand::Rng>,
+}
+
+impl std::fmt::Debug for Classic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Classic")
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Classic {
+    /// An engine at `level` (1..=10), its randomness seeded by `seed`.
+    pub fn new(level: u8, seed: u64) -> Classic {
+        Classic {
+            settings: LevelSettings::of(level),
+            readers: Mutex::new(Vec::new()),
+            rng: Mutex::new(fastrand::Rng::with_seed(seed)),
+        }
+    }
+
+    /// The settings in use.
+    pub fn settings(&self) -> LevelSettings {
+        self.settings
+    }
+
+    fn with_reader<T>(&self, f: impl FnOnce(&mut Reader) -> T) -> T {
+        let popped = self.readers.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let mut reader = popped.unwrap_or_else(|| Reader::new(self.settings.reading));
+        let out = f(&mut reader);
+        self.readers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(reader);
+        out
+    }
+
+    /// The analysis of `game`'s position with its player to move.
+    pub fn analyse(&self, game: &Game) -> Analysis {
+        self.with_reader(|r| Analysis::new(game.board(), game.to_move(), r, &Unknown))
+    }
+
+    /// Every candidate move valued for the player to move, best first.
+    pub fn value_moves(&self, game: &Game) -> Vec<MoveValue> {
+        self.with_reader(|r| {
+            let base = Baseline::new(game, r);
+            let mut values: Vec<MoveValue> = candidates(game)
+                .into_iter()
+                .map(|m| value_move(game, &base, r, m))
+                .collect();
+            values.sort_by(|a, b| b.value.total_cmp(&a.value));
+            values
+        })
+    }
+
+    /// The move to play (a pass when nothing is worth a turn).
+    pub fn genmove(&self, game: &Game) -> Move {
+        if game.is_over() {
+            return Move::Pass;
+        }
+        let mut values = self.value_moves(game);
+        {
+            let mut rng = self.rng.lock().unwrap_or_else(|e| e.into_inner());
+            for v in values.iter_mut().filter(|v| v.value > -50.0) {
+                v.value += rng.f32() * self.settings.noise;
+            }
+        }
+        let best = values.iter().max_by(|a, b| a.value.total_cmp(&b.value));
+        match best {
+            Some(b) if b.value >= PASS_BELOW + self.settings.noise.min(1.0) * 0.5 => {
+                log::debug!(
+                    "classic: {} worth {:.2} ({:?})",
+                    game.board().size().gtp(Move::Play(b.loc)),
+                    b.value,
+                    b.reasons
+                );
+                Move::Play(b.loc)
+            }
+            _ => self.cleanup_move(game).map_or(Move::Pass, Move::Play),
+        }
+    }
+
+    /// Under area scoring dead stones left on the board count for their owner, so
+    /// before passing we take those inside our area off the board.
+    fn cleanup_move(&self, game: &Game) -> Option<Loc> {
+        let pla = game.to_move();
+        let a = self.analyse(game);
+        let b = game.board();
+        let ours = |l: Loc| {
+            let o = a.ownership[l];
+            if pla == Player::White {
+                o > 0.5
+            } else {
+                o < -0.5
+            }
+        };
+        for w in a.worms.list.iter() {
+            if w.colour == pla || a.life_at(w.origin).is_none_or(|v| v >= 0.0) {
+                continue;
+            }
+            if !ours(w.origin) {
+                continue;
+            }
+            let libs: crate::points::Points<8> = crate::points::liberties(b, w.origin);
+            let pick = libs.iter().copied().find(|&l| {
+                game.is_legal(Move::Play(l))
+                    && (b.would_capture(l, pla)
+                        || (!b.is_simple_eye(l, pla) && !is_self_atari(b, l, pla)))
+            });
+            if pick.is_some() {
+                return pick;
+            }
+        }
+        None
+    }
+
+    /// Dead and seki stones of the position, for `final_status_list` and scoring.
+    pub fn final_status(&self, game: &Game) -> (Vec<Loc>, Vec<Loc>) {
+        let a = self.analyse(game);
+        (a.dead_stones(game.board()), a.seki_stones(game.board()))
+    }
+
+    /// A quick judgement for the search: one analysis, a heuristic policy from it.
+    pub fn judge(&self, game: &Game) -> Judgement {
+        let a = self.analyse(game);
+        let b = game.board();
+        let size = b.size();
+        let pla = game.to_move();
+        let mut logits = vec![f32::NEG_INFINITY; size.area() + 1];
+        let mut bump = vec![0.0f32; size.area()];
+        for (i, w) in a.worms.list.iter().enumerate() {
+            // Critical worms, and the capture of already lost ones.
+            let capture = w.colour != pla && w.attack.point.is_some() && a.life[i] < 0.0;
+            if !w.is_critical() && !capture {
+                continue;
+            }
+            let p = if w.colour == pla {
+                w.defence.point
+            } else {
+                w.attack.point
+            };
+            if let Some(p) = p {
+                bump[size.index_of(p)] += 2.0 + (1.0 + w.value()).ln();
+            }
+        }
+        for d in &a.dragons.list {
+            if let (crate::dragons::Status::Critical, Some(p)) = (d.status, d.key_point) {
+                bump[size.index_of(p)] += 2.0 + (1.0 + d.value()).ln();
+            }
+        }
+        let last = game.turns().last().and_then(|t| t.mv.loc());
+        let mut settled = true;
+        for l in size.points() {
+            if !game.is_legal(Move::Play(l)) {
+                continue;
+            }
+            let i = size.index_of(l);
+            let own = a.ownership[l];
+            let mut v = bump[i] + shape_value(b, l, pla);
+            if b.would_capture(l, pla) {
+                v += 2.0;
+            }
+            if b.is_simple_eye(l, pla) && !b.would_capture(l, pla) {
+                v -= 8.0;
+            } else if is_self_atari(b, l, pla) && !b.would_capture(l, pla) {
+                v -= 2.5;
+            }
+            for n in b.neighbours(l) {
+                if b.stone(n).is_some() && b.liberties_up_to(n, 3) == 2 {
+                    v += if b.stone(n) == Some(pla) { 0.6 } else { 0.8 };
+                }
+                if b.stone(n) == Some(pla) && b.in_atari(n) {
+                    v += 1.5;
+                }
+            }
+            if own.abs() < 0.5 {
+                v += 1.0;
+                settled = false;
+            } else if own.abs() > 0.85 {
+                // Settled points, either side's: little to gain there.
+                v -= 1.5;
+            }
+            if last.is_some_and(|p| crate::points::manhattan(size, p, l) <= 2) {
+                v += 0.7;
+            }
+            logits[i] = v;
+        }
+        logits[size.area()] = if settled { 2.0 } else { -3.0 };
+        let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let mut total = 0.0;
+        for x in logits.iter_mut() {
+            if x.is_finite() {
+                *x = (*x - max).exp();
+                total += *x;
+            } else {
+                *x = -1.0;
+            }
+        }
+        for x in logits.iter_mut().filter(|x| **x >= 0.0) {
+            *x /= total;
+        }
+        let white_ownership = size.points().map(|l| a.ownership[l]).collect();
+        Judgement {
+            policy: logits,
+            white_score: a.white_area + game.white_bonus(),
+            white_ownership,
+        }
+    }
+
+    /// The policy of the full valuation: a softmax over move values (slow, precise);
+    /// -1 for moves not worth considering.
+    pub fn value_policy(&self, game: &Game, temperature: f32) -> Vec<f32> {
+        let size = game.board().size();
+        let values = self.value_moves(game);
+        let mut p = vec![-1.0f32; size.area() + 1];
+        let best = values.first().map_or(0.0, |v| v.value).max(PASS_BELOW);
+        let mut total = 0.0;
+        for v in values
+            .iter()
+            .filter(|v| !v.reasons.contains(&Reason::Antisuji))
+        {
+            let x = ((v.value - best) / temperature).exp();
+            p[size.index_of(v.loc)] = x;
+            total += x;
+        }
+        let pass = ((PASS_BELOW - best) / temperature).exp();
+        p[size.area()] = pass;
+        total += pass;
+        for x in p.iter_mut().filter(|x| **x >= 0.0) {
+            *x /= total;
+        }
+        p
+    }
+}

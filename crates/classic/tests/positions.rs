@@ -1,0 +1,319 @@
+//! The classical engine on textbook positions, each written as a diagram (top row
+//! first, `X` Black, `O` White). Every expectation here was also checked against
+//! GNU Go 3.8's `attack`, `defend`, `dragon_status` and `final_status_list`.
+
+use tengen_classic::worms::Unknown;
+use tengen_classic::{Analysis, Classic, Outcome, Reader, ReadingLimits, Status};
+use tengen_rules::{Board, BoardSize, Game, GameOptions, Loc, Move, Player, Rules};
+
+fn board(rows: &[&str]) -> Board {
+    let size = BoardSize::square(rows.len()).unwrap();
+    Board::from_rows(size, rows).unwrap()
+}
+
+fn at(b: &Board, gtp: &str) -> Loc {
+    b.size().parse_loc(gtp).unwrap()
+}
+
+fn name(b: &Board, l: Option<Loc>) -> String {
+    l.map_or("none".into(), |l| b.size().gtp(Move::Play(l)))
+}
+
+fn game(rows: &[&str], to_move: Player) -> Game {
+    let mut rules = Rules::chinese();
+    rules.komi = 7.0;
+    Game::from_position(board(rows), to_move, rules, GameOptions::default())
+}
+
+fn reader() -> Reader {
+    Reader::new(ReadingLimits::default())
+}
+
+fn analyse(rows: &[&str], to_move: Player) -> (Board, Analysis) {
+    let b = board(rows);
+    let a = Analysis::new(&b, to_move, &mut reader(), &Unknown);
+    (b, a)
+}
+
+/// White D5 has two liberties; Black's atari at E5 starts a ladder that runs down and
+/// to the left, and one at D4 a ladder up and to the right.
+const LADDER: [&str; 9] = [
+    ".........",
+    ".........",
+    ".........",
+    "...X.....",
+    "..XO.....",
+    "....X....",
+    ".........",
+    ".........",
+    ".........",
+];
+
+#[test]
+fn ladder_works_without_a_breaker() {
+    let b = board(&LADDER);
+    let t = at(&b, "D5");
+    let mut r = reader();
+    let attack = r.attack(&b, t);
+    assert_eq!(attack.outcome, Outcome::Win, "{attack:?}");
+    assert!(!attack.uncertain);
+    // The atari must leave White the liberty that leads into the ladder.
+    let p = name(&b, attack.point);
+    assert!(p == "D4" || p == "E5", "{p}");
+    // Playing it, White cannot escape.
+    let mut after = b.clone();
+    after.play(Move::Play(attack.point.unwrap()), Player::Black);
+    assert_eq!(r.defend(&after, t).outcome, Outcome::Fail);
+}
+
+#[test]
+fn ladder_breaks_on_breakers() {
+    let mut rows = LADDER;
+    rows[1] = "......O..";
+    rows[7] = ".O.......";
+    let b = board(&rows);
+    let t = at(&b, "D5");
+    let mut r = reader();
+    let attack = r.attack(&b, t);
+    assert_eq!(attack.outcome, Outcome::Fail, "{attack:?}");
+    // One breaker is not enough: the other ladder still works.
+    rows[7] = ".........";
+    let b = board(&rows);
+    let attack = r.attack(&b, t);
+    assert_eq!(attack.outcome, Outcome::Win, "{attack:?}");
+    assert_eq!(name(&b, attack.point), "E5");
+}
+
+#[test]
+fn snapback_captures() {
+    // White's four stones have liberties B9 and C9. Black's throw-in at B9 is captured
+    // by C9, which leaves White's five stones with the one liberty B9: snapback.
+    let rows = [
+        "O..X.....",
+        "OOOX.....",
+        "XXX......",
+        ".........",
+        ".........",
+        ".........",
+        ".........",
+        ".........",
+        ".........",
+    ];
+    let b = board(&rows);
+    let t = at(&b, "A9");
+    let mut r = reader();
+    assert_eq!(r.attack(&b, t).outcome, Outcome::Win);
+    assert_eq!(r.defend(&b, t).outcome, Outcome::Fail);
+    // The throw-in itself: a self-atari that still kills.
+    let mut after = b.clone();
+    after.play(Move::Play(at(&b, "B9")), Player::Black);
+    assert!(after.in_atari(at(&b, "B9")), "the throw-in is in atari");
+    let d = r.defend(&after, t);
+    assert_eq!(
+        d.outcome,
+        Outcome::Fail,
+        "capturing the throw-in is snapped back: {d:?}"
+    );
+    // And White really can take it, only to lose five stones.
+    after.play(Move::Play(at(&b, "C9")), Player::White);
+    assert_eq!(after.chain_len(t), 5);
+    assert!(after.in_atari(t));
+}
+
+#[test]
+fn capture_race_with_a_clear_winner() {
+    // White's four stones (2 liberties, A9 and A8) against Black's three (3 liberties,
+    // D9 D8 D7); Black wins the race whoever moves first.
+    let rows = [
+        ".OX.O....",
+        ".OX.O....",
+        "OOX.O....",
+        "XXOOO....",
+        "XXX......",
+        ".........",
+        ".........",
+        ".........",
+        ".........",
+    ];
+    for to_move in Player::BOTH {
+        let (b, a) = analyse(&rows, to_move);
+        let white = a.worms.worm_at(at(&b, "B9")).unwrap();
+        let black = a.worms.worm_at(at(&b, "C9")).unwrap();
+        assert_eq!(white.attack.outcome, Outcome::Win, "{to_move:?}");
+        assert_eq!(white.defence.outcome, Outcome::Fail, "{to_move:?}");
+        assert_eq!(black.attack.outcome, Outcome::Fail, "{to_move:?}");
+        assert!(a.life_at(at(&b, "B9")).unwrap() < 0.0);
+        assert!(a.life_at(at(&b, "C9")).unwrap() > 0.5);
+        let d = a.dragons.at(&a.worms, at(&b, "C9")).unwrap();
+        assert_eq!(a.dragons.list[d].status, Status::Alive);
+    }
+}
+
+#[test]
+fn dead_group_is_dead_and_living_group_alive() {
+    // White's group in the top edge has one eye of two points: dead.
+    let rows = [
+        "..XO..OX.",
+        "..XOOOOX.",
+        "..XXXXXX.",
+        ".........",
+        ".........",
+        ".........",
+        ".........",
+        ".........",
+        ".........",
+    ];
+    let (b, a) = analyse(&rows, Player::White);
+    for p in ["D9", "E8", "G9"] {
+        assert!(a.life_at(at(&b, p)).unwrap() < 0.0, "{p} should be dead");
+    }
+    let dead = a.dead_stones(&b);
+    assert_eq!(dead.len(), 6, "{dead:?}");
+    assert!(
+        a.ownership[at(&b, "E9")] < -0.9,
+        "its eye is Black's territory"
+    );
+
+    // Two separate eyes: alive though surrounded.
+    let rows = [
+        "XXXXXXXX.",
+        "XOOOOOOX.",
+        "XO.O.OOX.",
+        "XOOOOOOX.",
+        "XXXXXXXX.",
+        ".........",
+        ".........",
+        ".........",
+        ".........",
+    ];
+    let (b, a) = analyse(&rows, Player::Black);
+    let d = a.dragons.at(&a.worms, at(&b, "B8")).unwrap();
+    assert_eq!(a.dragons.list[d].status, Status::Alive);
+    assert_eq!(a.dragons.list[d].eyes_min, 2);
+    assert!(a.dead_stones(&b).is_empty());
+    assert!(a.ownership[at(&b, "C7")] > 0.9, "an eye is White's point");
+}
+
+#[test]
+fn straight_three_is_critical_with_the_vital_point_in_the_middle() {
+    let rows = [
+        "..XO...OX",
+        "..XOOOOOX",
+        "..XXXXXXX",
+        ".........",
+        ".........",
+        ".........",
+        ".........",
+        ".........",
+        ".........",
+    ];
+    let (b, a) = analyse(&rows, Player::Black);
+    let d = a.dragons.at(&a.worms, at(&b, "D9")).unwrap();
+    let dragon = &a.dragons.list[d];
+    assert_eq!(dragon.status, Status::Critical);
+    assert_eq!(name(&b, dragon.key_point), "F9");
+    // Black to move kills, White to move lives.
+    assert!(a.life_at(at(&b, "D9")).unwrap() < 0.0);
+    let (_, a) = analyse(&rows, Player::White);
+    assert!(a.life_at(at(&b, "D9")).unwrap() > 0.0);
+    // And genmove plays the vital point for both sides.
+    for pla in Player::BOTH {
+        let engine = Classic::new(10, 7);
+        let mv = engine.genmove(&game(&rows, pla));
+        assert_eq!(b.size().gtp(mv), "F9", "{pla:?}");
+    }
+}
+
+#[test]
+fn seki_is_recognised() {
+    // Each inner group has one eye (A9, E9) and they share the liberty C9.
+    let rows = [
+        ".X.O.OX..",
+        "XXXOOOX..",
+        "OOOXXXX..",
+        "OOOX.....",
+        "OOOX.....",
+        "OOO.X....",
+        ".........",
+        ".........",
+        ".........",
+    ];
+    let (b, a) = analyse(&rows, Player::Black);
+    for p in ["B9", "D9"] {
+        let d = a.dragons.at(&a.worms, at(&b, p)).unwrap();
+        assert_eq!(a.dragons.list[d].status, Status::Seki, "{p}");
+        assert!(a.life_at(at(&b, p)).unwrap() > 0.0);
+    }
+    let seki = a.seki_stones(&b);
+    assert_eq!(seki.len(), 9, "{seki:?}");
+    // Neither side fills the shared liberty.
+    for pla in Player::BOTH {
+        let engine = Classic::new(10, 3);
+        let mv = engine.genmove(&game(&rows, pla));
+        assert_ne!(b.size().gtp(mv), "C9", "{pla:?}");
+    }
+}
+
+#[test]
+fn genmove_captures_and_saves() {
+    // Black's E5 is in atari (liberty E4) and so is White's D5 (liberty C5):
+    // capturing at C5 saves E5 and is worth most.
+    let rows = [
+        ".........",
+        ".........",
+        ".........",
+        "...XO....",
+        "...OXO...",
+        "...X.....",
+        ".........",
+        ".........",
+        ".........",
+    ];
+    let b = board(&rows);
+    let g = game(&rows, Player::Black);
+    let engine = Classic::new(10, 1);
+    let values = engine.value_moves(&g);
+    let best = &values[0];
+    assert_eq!(name(&b, Some(best.loc)), "C5", "{values:?}");
+    assert!(best
+        .reasons
+        .iter()
+        .any(|r| matches!(r, tengen_classic::Reason::Attack(_))));
+    // White to move captures E5 at E4 or saves D5 at C5.
+    let gw = game(&rows, Player::White);
+    let mv = engine.genmove(&gw);
+    assert!(
+        ["C5", "E4"].contains(&b.size().gtp(mv).as_str()),
+        "{}",
+        b.size().gtp(mv)
+    );
+}
+
+#[test]
+fn levels_change_reading_and_randomness() {
+    let weak = tengen_classic::LevelSettings::of(1);
+    let strong = tengen_classic::LevelSettings::of(10);
+    assert!(weak.reading.nodes < strong.reading.nodes);
+    assert!(weak.noise > strong.noise);
+    assert_eq!(tengen_classic::LevelSettings::of(0), weak);
+    assert_eq!(tengen_classic::LevelSettings::of(99), strong);
+}
+
+#[test]
+fn judge_gives_a_distribution_and_a_score() {
+    let rows = LADDER;
+    let g = game(&rows, Player::Black);
+    let j = Classic::new(10, 1).judge(&g);
+    let total: f32 = j.policy.iter().filter(|&&p| p >= 0.0).sum();
+    assert!((total - 1.0).abs() < 1e-3, "{total}");
+    // Occupied points are marked illegal; the capturing atari is the favourite.
+    let size = g.board().size();
+    assert_eq!(j.policy[size.index_of(at(g.board(), "D5"))], -1.0);
+    let best = (0..size.area())
+        .max_by(|&a, &b| j.policy[a].total_cmp(&j.policy[b]))
+        .unwrap();
+    assert_eq!(name(g.board(), size.loc_at_index(best)), "E5");
+    // Black is ahead on the board (White's stone is lost), less komi.
+    assert!(j.white_score < 0.0, "{}", j.white_score);
+    assert_eq!(j.white_ownership.len(), 81);
+}
