@@ -61,6 +61,43 @@ impl Evaluator for tengen_nn::eval::Evaluator {
     }
 }
 
+/// The classical engine as the search's evaluator: its quick judgement's policy, and a
+/// win probability from its score estimate.
+pub struct ClassicEvaluator {
+    engine: tengen_classic::Classic,
+}
+
+impl ClassicEvaluator {
+    /// Wraps a classical engine.
+    pub fn new(engine: tengen_classic::Classic) -> ClassicEvaluator {
+        ClassicEvaluator { engine }
+    }
+}
+
+impl Evaluator for ClassicEvaluator {
+    fn evaluate(&self, game: &Game, req: &EvalRequest) -> Result<Arc<NnOutput>, EvalError> {
+        let j = self.engine.judge(game);
+        let area = game.board().size().area() as f32;
+        // A point of score is worth more on a small board: scale by the board's side.
+        let scale = 0.35 * area.sqrt();
+        let score = j.white_score;
+        let white_win = 1.0 / (1.0 + (-score / scale).exp());
+        Ok(Arc::new(NnOutput {
+            policy: j.policy,
+            white_win,
+            white_loss: 1.0 - white_win,
+            no_result: 0.0,
+            white_score_mean: score,
+            white_score_mean_sq: score * score + scale * scale,
+            white_lead: score,
+            var_time_left: -1.0,
+            shortterm_winloss_error: -1.0,
+            shortterm_score_error: -1.0,
+            white_ownership: req.ownership.then_some(j.white_ownership),
+        }))
+    }
+}
+
 /// A network-free evaluator: every legal move equally likely, value from the area count
 /// (stones plus surrounded empty points) squashed into a win probability.
 #[derive(Clone, Copy, Debug, Default)]

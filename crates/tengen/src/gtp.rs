@@ -8,13 +8,14 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Args;
+use tengen_classic::Classic;
 use tengen_nn::eval::{Evaluator as NnEvaluator, EvaluatorConfig};
 use tengen_protocol::gtp::engine::EvaluatorSource;
 use tengen_protocol::gtp::{
     analyze_command, parse_line, Engine, EngineConfig, LineError, Reply, MAX_LINE_BYTES,
 };
 use tengen_rules::{BoardSize, Rules};
-use tengen_search::{Evaluator, SearchParams, UniformEvaluator};
+use tengen_search::{ClassicEvaluator, Evaluator, SearchParams};
 
 use crate::bench::{make_backend, OrtArgs};
 use crate::network;
@@ -22,10 +23,22 @@ use crate::network;
 /// Options of `tengen gtp`.
 #[derive(Args, Debug)]
 pub struct GtpArgs {
-    /// The network (`.bin.gz` or `.onnx`). Without one, a uniform-policy evaluator with an
-    /// area-count value stands in (weak: the classical engine will replace it).
+    /// The network (`.bin.gz` or `.onnx`). Without one, the classical engine plays, and
+    /// judges positions for the search when `--engine search` asks for a search.
     #[arg(long)]
     model: Option<PathBuf>,
+    /// Where moves come from: `search` (MCTS over the network, or over the classical
+    /// engine without one) or `classic` (the classical engine alone). Default: `search`
+    /// with `--model`, `classic` without.
+    #[arg(long, value_parser = ["search", "classic"])]
+    engine: Option<String>,
+    /// Strength of the classical engine, 1 (beginner) to 10 (full).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u8).range(1..=10))]
+    level: u8,
+    /// Seed of the classical engine's randomness (default: from the clock, so that
+    /// games differ).
+    #[arg(long)]
+    seed: Option<u64>,
     /// Network backend: `tract`, or `ort` when built with the `ort` feature.
     #[arg(long, default_value = "tract")]
     backend: String,
@@ -87,19 +100,23 @@ pub(crate) fn read_bounded(
     Ok(Some(Ok(text.trim_end_matches(['\n', '\r']).to_string())))
 }
 
-/// Evaluators per board size: a network graph built for the size, or the uniform
-/// stand-in without a model.
+/// Evaluators per board size: a network graph built for the size, or the classical
+/// engine at `level` without a model.
 pub(crate) fn evaluator_source(
     model: Option<PathBuf>,
     backend: &str,
     threads: usize,
     batching: EvaluatorConfig,
     ort: &OrtArgs,
+    level: u8,
 ) -> EvaluatorSource {
     match model {
         None => {
-            log::warn!("no --model: using a uniform-policy evaluator (weak)");
-            Box::new(|_size: BoardSize| Ok(Arc::new(UniformEvaluator) as Arc<dyn Evaluator>))
+            log::info!("no --model: the classical engine judges positions");
+            Box::new(move |_size: BoardSize| {
+                let engine = Classic::new(level, 0x7e46_e115);
+                Ok(Arc::new(ClassicEvaluator::new(engine)) as Arc<dyn Evaluator>)
+            })
         }
         Some(path) => {
             let backend = backend.to_string();
@@ -129,7 +146,24 @@ pub fn run(a: GtpArgs) -> Result<()> {
         max_batch: threads,
         ..EvaluatorConfig::default()
     };
-    let source = evaluator_source(a.model.clone(), &a.backend, threads, batching, &a.ort);
+    let source = evaluator_source(
+        a.model.clone(),
+        &a.backend,
+        threads,
+        batching,
+        &a.ort,
+        a.level,
+    );
+    let seed = a.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64)
+    });
+    let classic_genmove = match a.engine.as_deref() {
+        Some("classic") => true,
+        Some(_) => false,
+        None => a.model.is_none(),
+    };
     let config = EngineConfig {
         params: SearchParams {
             threads,
@@ -138,6 +172,9 @@ pub fn run(a: GtpArgs) -> Result<()> {
         visits: Some(a.visits),
         rules,
         resign_below: (!a.no_resign).then_some(0.02),
+        classic: Some(Arc::new(Classic::new(a.level, seed))),
+        classic_genmove,
+        classic_status: a.model.is_none(),
         ..EngineConfig::default()
     };
     let mut engine = Engine::new(source, config).map_err(anyhow::Error::msg)?;

@@ -37,6 +37,12 @@ pub struct EngineConfig {
     pub lag_buffer: f64,
     /// Resign below this winrate for three turns in a row; `None` never resigns.
     pub resign_below: Option<f64>,
+    /// The classical engine, for the roles below.
+    pub classic: Option<Arc<tengen_classic::Classic>>,
+    /// `genmove` asks the classical engine instead of searching.
+    pub classic_genmove: bool,
+    /// Dead and seki stones are judged by the classical engine instead of a search.
+    pub classic_status: bool,
 }
 
 impl Default for EngineConfig {
@@ -49,6 +55,9 @@ impl Default for EngineConfig {
             rules: Rules::chinese(),
             lag_buffer: 1.0,
             resign_below: Some(0.02),
+            classic: None,
+            classic_genmove: false,
+            classic_status: false,
         }
     }
 }
@@ -533,6 +542,14 @@ impl Engine {
             self.game.set_player_to_move(pla);
         }
         let started = std::time::Instant::now();
+        if let (true, Some(classic)) = (self.config.classic_genmove, &self.config.classic) {
+            let mv = classic.genmove(&self.game);
+            self.clocks[pla.index()].charge(started.elapsed().as_secs_f64());
+            self.game
+                .play(mv)
+                .map_err(|e| format!("internal error: the classical move is illegal: {e}"))?;
+            return Ok(self.game.board().size().gtp(mv));
+        }
         let limits = self.move_limits();
         self.search.set_position(&self.game);
         self.search.run(limits).map_err(|e| e.to_string())?;
@@ -882,6 +899,11 @@ impl Engine {
         let size = board.size();
         if board.num_stones(Player::Black) + board.num_stones(Player::White) == 0 {
             return Ok((Vec::new(), Vec::new()));
+        }
+        if let (true, Some(classic)) = (self.config.classic_status, &self.config.classic) {
+            let status = classic.final_status(&self.game);
+            self.status_cache = Some((key, status.clone()));
+            return Ok(status);
         }
         let g = Game::from_position(
             board.clone(),
