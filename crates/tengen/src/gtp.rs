@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::Args;
 use tengen_classic::Classic;
 use tengen_nn::eval::{Evaluator as NnEvaluator, EvaluatorConfig};
@@ -48,6 +48,10 @@ pub struct GtpArgs {
     /// Visits per move when no clock is set.
     #[arg(long, default_value_t = 800)]
     visits: u64,
+    /// Seconds per move when no clock is set, instead of a visit count (the search
+    /// still stops early once the best move is decided).
+    #[arg(long)]
+    move_time: Option<f64>,
     /// Rules of a new game (any name `tengen rules` accepts).
     #[arg(long, default_value = "chinese")]
     rules: String,
@@ -141,6 +145,9 @@ pub(crate) fn evaluator_source(
 /// Runs `tengen gtp`.
 pub fn run(a: GtpArgs) -> Result<()> {
     let rules = Rules::parse(&a.rules).with_context(|| format!("--rules {}", a.rules))?;
+    if a.move_time.is_some_and(|t| !(t.is_finite() && t > 0.0)) {
+        bail!("--move-time must be a positive number of seconds");
+    }
     let threads = a.threads.max(1);
     let batching = EvaluatorConfig {
         max_batch: threads,
@@ -170,6 +177,7 @@ pub fn run(a: GtpArgs) -> Result<()> {
             ..SearchParams::default()
         },
         visits: Some(a.visits),
+        move_time: a.move_time,
         rules,
         resign_below: (!a.no_resign).then_some(0.02),
         classic: Some(Arc::new(Classic::new(a.level, seed))),

@@ -31,6 +31,8 @@ pub struct EngineConfig {
     pub params: SearchParams,
     /// Visits per move when the clock does not decide (None: only the clock limits).
     pub visits: Option<u64>,
+    /// Seconds per move when no clock is set; overrides `visits`.
+    pub move_time: Option<f64>,
     /// Rules of a new game.
     pub rules: Rules,
     /// Seconds kept in hand for network and controller delays.
@@ -52,6 +54,7 @@ impl Default for EngineConfig {
             version: env!("CARGO_PKG_VERSION").into(),
             params: SearchParams::default(),
             visits: Some(800),
+            move_time: None,
             rules: Rules::chinese(),
             lag_buffer: 1.0,
             resign_below: Some(0.02),
@@ -558,9 +561,16 @@ impl Engine {
 
     /// Limits for our next move: the configured visits, within the mover's clock.
     fn move_limits(&self) -> Limits {
-        let base = Limits {
-            visits: self.config.visits,
-            ..Limits::default()
+        let base = match self.config.move_time {
+            Some(t) if t.is_finite() && t > 0.0 => Limits {
+                time: Some(std::time::Duration::from_secs_f64(t)),
+                stop_when_decided: true,
+                ..Limits::default()
+            },
+            _ => Limits {
+                visits: self.config.visits,
+                ..Limits::default()
+            },
         };
         let clock = &self.clocks[self.game.to_move().index()];
         let limits = limits_for_move(clock, &self.game, self.config.lag_buffer, base);
