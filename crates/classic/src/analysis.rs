@@ -3,7 +3,6 @@
 
 use tengen_rules::{Board, Loc, Player};
 
-
 use crate::dragons::{Dragons, Status};
 use crate::influence::Influence;
 use crate::points::PointMap;

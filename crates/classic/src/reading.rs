@@ -206,22 +206,21 @@ impl Reader {
             }
         }
         // Take the liberty whose loss hurts most first: the one with more room.
-        let mut ordered = libs.clone();
-        ordered.sort_by_key(|&l| std::cmp::Reverse(empty_neighbours(b, l)));
-        for l in ordered {
-            push_unique(&mut cands, l);
-        }
+        push_by_room(b, &libs, &mut cands);
         // Nets and geta: points next to the two liberties.
         if libs.len() == 2 && depth < 8 {
-            for &l in &libs {
-                for n in b.neighbours(l) {
-                    if b.is_empty_at(n) {
-                        push_unique(&mut cands, n);
-                    }
-                }
-            }
+            push_next_to(b, &libs, &mut cands);
         }
         let best = self.try_moves(b, t, att, &cands, depth, true);
+        self.remember(key, best)
+    }
+
+    /// Caches a complete read's result and returns it.
+    fn remember(
+        &mut self,
+        key: (u128, u16, bool),
+        best: (Outcome, Option<Loc>),
+    ) -> (Outcome, Option<Loc>) {
         if !self.exhausted {
             self.cache.insert(key, best);
         }
@@ -252,11 +251,7 @@ impl Reader {
                 }
             }
         }
-        let mut ordered = libs.clone();
-        ordered.sort_by_key(|&l| std::cmp::Reverse(empty_neighbours(b, l)));
-        for l in ordered {
-            push_unique(&mut cands, l);
-        }
+        push_by_room(b, &libs, &mut cands);
         // Counter-attack attackers short of liberties (capturing races).
         for &a in &enemies {
             let al: Points<4> = liberties(b, a);
@@ -267,19 +262,10 @@ impl Reader {
             }
         }
         if libs.len() == 2 && depth < 4 {
-            for &l in &libs {
-                for n in b.neighbours(l) {
-                    if b.is_empty_at(n) {
-                        push_unique(&mut cands, n);
-                    }
-                }
-            }
+            push_next_to(b, &libs, &mut cands);
         }
         let best = self.try_moves(b, t, def, &cands, depth, false);
-        if !self.exhausted {
-            self.cache.insert(key, best);
-        }
-        best
+        self.remember(key, best)
     }
 
     /// Plays each candidate for `mover` and reads the answer; the best for `mover`.
@@ -333,4 +319,24 @@ impl Reader {
 
 fn empty_neighbours(b: &Board, l: Loc) -> usize {
     b.neighbours(l).filter(|&n| b.is_empty_at(n)).count()
+}
+
+/// Adds the liberties, those with the most empty neighbours first.
+fn push_by_room<const N: usize>(b: &Board, libs: &[Loc], cands: &mut Points<N>) {
+    let mut ordered: Points<8> = libs.iter().copied().collect();
+    ordered.sort_by_key(|&l| std::cmp::Reverse(empty_neighbours(b, l)));
+    for l in ordered {
+        push_unique(cands, l);
+    }
+}
+
+/// Adds the empty points next to the liberties.
+fn push_next_to<const N: usize>(b: &Board, libs: &[Loc], cands: &mut Points<N>) {
+    for &l in libs {
+        for n in b.neighbours(l) {
+            if b.is_empty_at(n) {
+                push_unique(cands, n);
+            }
+        }
+    }
 }

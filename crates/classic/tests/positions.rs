@@ -25,6 +25,13 @@ fn game(rows: &[&str], to_move: Player) -> Game {
     Game::from_position(board(rows), to_move, rules, GameOptions::default())
 }
 
+/// The full-strength engine's move for `pla` in a diagram.
+fn genmove(rows: &[&str], pla: Player) -> String {
+    let g = game(rows, pla);
+    let mv = Classic::new(10, 7).genmove(&g);
+    g.board().size().gtp(mv)
+}
+
 fn reader() -> Reader {
     Reader::new(ReadingLimits::default())
 }
@@ -218,9 +225,7 @@ fn straight_three_is_critical_with_the_vital_point_in_the_middle() {
     assert!(a.life_at(at(&b, "D9")).unwrap() > 0.0);
     // And genmove plays the vital point for both sides.
     for pla in Player::BOTH {
-        let engine = Classic::new(10, 7);
-        let mv = engine.genmove(&game(&rows, pla));
-        assert_eq!(b.size().gtp(mv), "F9", "{pla:?}");
+        assert_eq!(genmove(&rows, pla), "F9", "{pla:?}");
     }
 }
 
@@ -248,9 +253,7 @@ fn seki_is_recognised() {
     assert_eq!(seki.len(), 9, "{seki:?}");
     // Neither side fills the shared liberty.
     for pla in Player::BOTH {
-        let engine = Classic::new(10, 3);
-        let mv = engine.genmove(&game(&rows, pla));
-        assert_ne!(b.size().gtp(mv), "C9", "{pla:?}");
+        assert_ne!(genmove(&rows, pla), "C9", "{pla:?}");
     }
 }
 

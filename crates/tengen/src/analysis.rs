@@ -168,7 +168,15 @@ pub fn run(mut a: AnalysisArgs) -> Result<()> {
         // Every search thread of every analysis thread may wait on the network at once.
         batching.max_batch = threads * a.analysis_threads.max(1);
     }
-    let source = evaluator_source(a.model.clone(), &a.backend, threads, batching, &a.ort, 10);
+    let source = evaluator_source(
+        a.model.clone(),
+        &a.backend,
+        threads,
+        batching,
+        &a.ort,
+        10,
+        crate::gtp::ClassicArgs::default(),
+    );
     let defaults = Defaults {
         params: SearchParams {
             threads,

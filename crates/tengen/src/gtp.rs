@@ -39,6 +39,8 @@ pub struct GtpArgs {
     /// games differ).
     #[arg(long)]
     seed: Option<u64>,
+    #[command(flatten)]
+    classic: ClassicArgs,
     /// Network backend: `tract`, or `ort` when built with the `ort` feature.
     #[arg(long, default_value = "tract")]
     backend: String,
@@ -63,6 +65,26 @@ pub struct GtpArgs {
     listen: Option<String>,
     #[command(flatten)]
     ort: OrtArgs,
+}
+
+/// How the classical engine judges positions for the search (without a network).
+#[derive(Args, Debug, Clone, Copy)]
+pub(crate) struct ClassicArgs {
+    /// Random playouts per evaluation, blended with the classical estimate (0: none).
+    #[arg(long, default_value_t = 8)]
+    pub playouts: u32,
+    /// Weight of the classical estimate against the playouts' results (0 to 1).
+    #[arg(long, default_value_t = 0.3)]
+    pub playout_mix: f32,
+}
+
+impl Default for ClassicArgs {
+    fn default() -> Self {
+        ClassicArgs {
+            playouts: 8,
+            playout_mix: 0.3,
+        }
+    }
 }
 
 /// Reads one line of at most [`MAX_LINE_BYTES`], consuming the rest of an over-long line
@@ -113,13 +135,16 @@ pub(crate) fn evaluator_source(
     batching: EvaluatorConfig,
     ort: &OrtArgs,
     level: u8,
+    classic: ClassicArgs,
 ) -> EvaluatorSource {
     match model {
         None => {
             log::info!("no --model: the classical engine judges positions");
             Box::new(move |_size: BoardSize| {
                 let engine = Classic::new(level, 0x7e46_e115);
-                Ok(Arc::new(ClassicEvaluator::new(engine)) as Arc<dyn Evaluator>)
+                let e =
+                    ClassicEvaluator::with_playouts(engine, classic.playouts, classic.playout_mix);
+                Ok(Arc::new(e) as Arc<dyn Evaluator>)
             })
         }
         Some(path) => {
@@ -160,6 +185,7 @@ pub fn run(a: GtpArgs) -> Result<()> {
         batching,
         &a.ort,
         a.level,
+        a.classic,
     );
     let seed = a.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
