@@ -47,6 +47,8 @@ pub struct Dragon {
     pub status: Status,
     /// Where the status is decided (a vital eye point, a liberty in a race).
     pub key_point: Option<Loc>,
+    /// Its status comes from a capturing race with a neighbour.
+    pub in_race: bool,
 }
 
 impl Dragon {
@@ -275,6 +277,7 @@ impl Dragons {
                     escape: 0,
                     status: Status::Dead,
                     key_point: None,
+                    in_race: false,
                 });
                 (list.len() - 1) as u16
             });
@@ -519,6 +522,8 @@ fn races(b: &Board, list: &mut [Dragon], libs: &[Vec<Loc>], eye_owner: &PointMap
                     .find(|l| !shared.contains(l))
                     .or(shared.first().copied())
             };
+            list[a].in_race = true;
+            list[c].in_race = true;
             if la > lc {
                 list[a].status = Status::Alive;
                 list[c].status = Status::Dead;

@@ -4,9 +4,10 @@
 //! move) and played by the opponent (we then to move). Each position is analysed
 //! afresh — tactical status, dragons, open fights, influence — reusing the reading of
 //! worms the move did not touch. Comparing these with the position where we pass
-//! gives the move's reasons (attack, defence, threats, connections, cuts, eyes,
-//! territory) and its value: our gain over passing, half of what the opponent would
-//! gain by playing there, a follow-up bonus for threats, and a small shape term.
+//! gives the move's reasons (attack, defence, threats, either/all-of, atari-atari,
+//! connections, cuts, owl attack/defence, semeai, eyes, territory, antisuji) and its
+//! value: our gain over passing, half of what the opponent would gain by playing
+//! there, a follow-up bonus for threats, and a small shape term.
 
 use tengen_rules::{Board, Game, Loc, Move, Player};
 
@@ -27,6 +28,10 @@ pub enum Reason {
     Threat(Loc),
     /// Threatens two or more worms at once: one of them falls.
     Either,
+    /// Saves two or more of our worms at once.
+    AllOf,
+    /// An atari whose follow-up threatens more: the start of a chain of ataris.
+    AtariAtari,
     /// Joins dragons of ours that were apart.
     Connect,
     /// Splits an opponent dragon.
@@ -35,6 +40,12 @@ pub enum Reason {
     OwlDefend(Loc),
     /// Kills an opponent dragon (owl attack, eye destroying, semeai).
     OwlAttack(Loc),
+    /// Wins a capturing race for the dragon at this point (ours or theirs).
+    Semeai(Loc),
+    /// Gives our dragon here a sure eye more.
+    MakeEye(Loc),
+    /// Takes a possible eye from the opponent's dragon here.
+    DestroyEye(Loc),
     /// Gains territory or moyo.
     Territory,
     /// A move never to play: filling our own eye, or a self-atari that only loses stones.
@@ -201,6 +212,20 @@ pub fn value_move(game: &Game, base: &Baseline, reader: &mut Reader, m: Loc) -> 
     }
     if threatened >= 2 {
         reasons.push(Reason::Either);
+        let atari = b
+            .neighbours(m)
+            .any(|n| b.stone(n) == Some(pla.opp()) && after.in_atari(n));
+        if atari {
+            reasons.push(Reason::AtariAtari);
+        }
+    }
+    if reasons
+        .iter()
+        .filter(|r| matches!(r, Reason::Defend(_)))
+        .count()
+        >= 2
+    {
+        reasons.push(Reason::AllOf);
     }
     let dragons_of = |a: &Analysis, c: Player| {
         a.dragons
@@ -217,17 +242,35 @@ pub fn value_move(game: &Game, base: &Baseline, reader: &mut Reader, m: Loc) -> 
     }
     for d in &passed.dragons.list {
         let origin = passed.worms.list[d.worms[0]].origin;
-        let now = us
+        let later = us
             .dragons
             .at(&us.worms, origin)
-            .map(|i| us.dragons.list[i].status);
+            .map(|i| &us.dragons.list[i]);
+        let now = later.map(|x| x.status);
         let safe = |s: Option<Status>| matches!(s, Some(Status::Alive) | Some(Status::Seki));
         let lost = |s: Option<Status>| matches!(s, None | Some(Status::Dead));
-        if d.colour == pla && !safe(Some(d.status)) && safe(now) {
-            reasons.push(Reason::OwlDefend(origin));
+        let decided = if d.colour == pla {
+            !safe(Some(d.status)) && safe(now)
+        } else {
+            !lost(Some(d.status)) && lost(now)
+        };
+        if decided {
+            reasons.push(if d.colour == pla {
+                Reason::OwlDefend(origin)
+            } else {
+                Reason::OwlAttack(origin)
+            });
+            if d.in_race {
+                reasons.push(Reason::Semeai(origin));
+            }
         }
-        if d.colour != pla && !lost(Some(d.status)) && lost(now) {
-            reasons.push(Reason::OwlAttack(origin));
+        // A dragon that no longer stands has no eyes left.
+        let (lo, hi) = later.map_or((0, 0), |x| (x.eyes_min, x.eyes_max));
+        if d.colour == pla && lo > d.eyes_min {
+            reasons.push(Reason::MakeEye(origin));
+        }
+        if d.colour != pla && hi < d.eyes_max {
+            reasons.push(Reason::DestroyEye(origin));
         }
     }
     let selfish = is_self_atari(b, m, pla) && us.life_at(m).is_some_and(|v| v < 0.0);

@@ -3,7 +3,7 @@
 //! GNU Go 3.8's `attack`, `defend`, `dragon_status` and `final_status_list`.
 
 use tengen_classic::worms::Unknown;
-use tengen_classic::{Analysis, Classic, Outcome, Reader, ReadingLimits, Status};
+use tengen_classic::{Analysis, Classic, Outcome, Reader, ReadingLimits, Reason, Status};
 use tengen_rules::{Board, BoardSize, Game, GameOptions, Loc, Move, Player, Rules};
 
 fn board(rows: &[&str]) -> Board {
@@ -223,10 +223,26 @@ fn straight_three_is_critical_with_the_vital_point_in_the_middle() {
     assert!(a.life_at(at(&b, "D9")).unwrap() < 0.0);
     let (_, a) = analyse(&rows, Player::White);
     assert!(a.life_at(at(&b, "D9")).unwrap() > 0.0);
-    // And genmove plays the vital point for both sides.
+    // And genmove plays the vital point for both sides, for the reasons it should.
     for pla in Player::BOTH {
         assert_eq!(genmove(&rows, pla), "F9", "{pla:?}");
     }
+    let g = game(&rows, Player::Black);
+    let kill = Classic::new(10, 1).value_moves(&g).remove(0);
+    assert!(
+        kill.reasons.contains(&Reason::DestroyEye(at(&b, "D9"))),
+        "{kill:?}"
+    );
+    assert!(
+        kill.reasons.contains(&Reason::OwlAttack(at(&b, "D9"))),
+        "{kill:?}"
+    );
+    let g = game(&rows, Player::White);
+    let live = Classic::new(10, 1).value_moves(&g).remove(0);
+    assert!(
+        live.reasons.contains(&Reason::MakeEye(at(&b, "D9"))),
+        "{live:?}"
+    );
 }
 
 #[test]
@@ -278,10 +294,7 @@ fn genmove_captures_and_saves() {
     let values = engine.value_moves(&g);
     let best = &values[0];
     assert_eq!(name(&b, Some(best.loc)), "C5", "{values:?}");
-    assert!(best
-        .reasons
-        .iter()
-        .any(|r| matches!(r, tengen_classic::Reason::Attack(_))));
+    assert!(best.reasons.iter().any(|r| matches!(r, Reason::Attack(_))));
     // White to move captures E5 at E4 or saves D5 at C5.
     let gw = game(&rows, Player::White);
     let mv = engine.genmove(&gw);
