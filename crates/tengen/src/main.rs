@@ -3,6 +3,7 @@
 mod analysis;
 mod bench;
 mod bench_search;
+mod config;
 mod convert;
 mod gtp;
 mod match_runner;
@@ -26,6 +27,8 @@ enum Command {
     /// Measure the engine's speed on this machine.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// Print the appliance configuration: defaults, a board profile, the file over them.
+    Config(config::ConfigArgs),
     /// Play and analyse over GTP on standard input and output.
     Gtp(gtp::GtpArgs),
     /// Convert a KataGo network (.bin.gz) to an ONNX graph that follows KataGo's ONNX contract.
@@ -52,6 +55,7 @@ fn main() -> std::process::ExitCode {
     let result = match cli.command {
         Command::Analysis(a) => analysis::run(a),
         Command::Bench(b) => bench::run(b),
+        Command::Config(c) => config::run(c),
         Command::Convert(c) => convert::run(c),
         Command::Gtp(g) => gtp::run(g),
         Command::Match(m) => match_runner::run(m),

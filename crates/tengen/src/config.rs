@@ -1,0 +1,342 @@
+//! The appliance's configuration: one TOML file over a hardware profile
+//! (`boards/<name>/board.toml`), merged key by key and validated, every error naming
+//! its key. `tengen config` prints the result.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use serde::{Deserialize, Serialize};
+
+/// Where the configuration file is by default.
+pub const DEFAULT_CONFIG: &str = "/etc/tengen/tengen.toml";
+
+/// Options of `tengen config`.
+#[derive(Args, Debug)]
+pub struct ConfigArgs {
+    /// Hardware profile: a folder name under the boards directory.
+    #[arg(long)]
+    board: Option<String>,
+    /// Configuration file (default /etc/tengen/tengen.toml when it exists).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Folder of hardware profiles (default: $TENGEN_BOARDS, ./boards, /usr/share/tengen/boards).
+    #[arg(long)]
+    boards_dir: Option<PathBuf>,
+}
+
+/// Engine settings.
+#[derive(Deserialize, Serialize, Debug, Default, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Engine {
+    /// Network file; none plays the classical engine.
+    pub model: Option<PathBuf>,
+    /// `tract` or `ort`.
+    pub backend: Option<String>,
+    /// Search threads.
+    pub threads: Option<u32>,
+    /// Largest network batch.
+    pub batch: Option<u32>,
+    /// Visits per move.
+    pub visits: Option<u64>,
+    /// Classical engine level, 1 to 10.
+    pub level: Option<u8>,
+}
+
+/// MQTT connection.
+#[derive(Deserialize, Serialize, Debug, Default, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Mqtt {
+    /// Broker host.
+    pub host: Option<String>,
+    /// Broker port.
+    pub port: Option<u16>,
+    /// Topic prefix `tengen/<device_id>/`.
+    pub device_id: Option<String>,
+    /// User name.
+    pub username: Option<String>,
+    /// Password.
+    pub password: Option<String>,
+    /// Use TLS.
+    pub tls: Option<bool>,
+}
+
+/// Serial line to a smart board's controller.
+#[derive(Deserialize, Serialize, Debug, Default, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Serial {
+    /// Device path.
+    pub port: Option<PathBuf>,
+    /// Baud rate.
+    pub baud: Option<u32>,
+}
+
+/// The physical board.
+#[derive(Deserialize, Serialize, Debug, Default, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Board {
+    /// Snapshots seen unchanged in a row before they count.
+    pub stability: Option<u32>,
+}
+
+/// Where state lives.
+#[derive(Deserialize, Serialize, Debug, Default, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct State {
+    /// State directory (journal, archived games, engine caches).
+    pub dir: Option<PathBuf>,
+}
+
+/// A configuration, or a layer of one (profile or file): every key optional.
+#[derive(Deserialize, Serialize, Debug, Default, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Engine settings.
+    #[serde(default)]
+    pub engine: Engine,
+    /// MQTT connection.
+    #[serde(default)]
+    pub mqtt: Mqtt,
+    /// Serial line.
+    #[serde(default)]
+    pub serial: Serial,
+    /// The physical board.
+    #[serde(default)]
+    pub board: Board,
+    /// State directory.
+    #[serde(default)]
+    pub state: State,
+}
+
+/// Takes `top`'s value where it has one.
+fn over<T: Clone>(base: &mut Option<T>, top: &Option<T>) {
+    if top.is_some() {
+        base.clone_from(top);
+    }
+}
+
+impl Config {
+    /// The defaults every layer starts from.
+    pub fn defaults() -> Config {
+        Config {
+            engine: Engine {
+                model: None,
+                backend: Some("tract".into()),
+                threads: Some(2),
+                batch: Some(8),
+                visits: Some(400),
+                level: Some(10),
+            },
+            mqtt: Mqtt {
+                host: Some("localhost".into()),
+                port: Some(1883),
+                device_id: Some("tengen".into()),
+                username: None,
+                password: None,
+                tls: Some(false),
+            },
+            serial: Serial {
+                port: None,
+                baud: Some(115_200),
+            },
+            board: Board { stability: Some(3) },
+            state: State {
+                dir: Some("/var/lib/tengen".into()),
+            },
+        }
+    }
+
+    /// Reads one layer from TOML text; `origin` names it in errors.
+    pub fn parse(text: &str, origin: &str) -> Result<Config> {
+        toml::from_str(text).with_context(|| format!("{origin}: not a valid configuration"))
+    }
+
+    /// Puts `top`'s keys over this configuration's.
+    pub fn merge(&mut self, top: &Config) {
+        let (e, t) = (&mut self.engine, &top.engine);
+        over(&mut e.model, &t.model);
+        over(&mut e.backend, &t.backend);
+        over(&mut e.threads, &t.threads);
+        over(&mut e.batch, &t.batch);
+        over(&mut e.visits, &t.visits);
+        over(&mut e.level, &t.level);
+        let (m, t) = (&mut self.mqtt, &top.mqtt);
+        over(&mut m.host, &t.host);
+        over(&mut m.port, &t.port);
+        over(&mut m.device_id, &t.device_id);
+        over(&mut m.username, &t.username);
+        over(&mut m.password, &t.password);
+        over(&mut m.tls, &t.tls);
+        over(&mut self.serial.port, &top.serial.port);
+        over(&mut self.serial.baud, &top.serial.baud);
+        over(&mut self.board.stability, &top.board.stability);
+        over(&mut self.state.dir, &top.state.dir);
+    }
+
+    /// Checks every value; the error names the key.
+    pub fn validate(&self) -> Result<()> {
+        let e = &self.engine;
+        if let Some(b) = &e.backend {
+            if b != "tract" && b != "ort" {
+                bail!("engine.backend: {b:?} is not a backend (tract or ort)");
+            }
+        }
+        in_range("engine.threads", e.threads, 1, 256)?;
+        in_range("engine.batch", e.batch, 1, 1024)?;
+        in_range("engine.visits", e.visits, 1, 10_000_000)?;
+        in_range("engine.level", e.level, 1, 10)?;
+        in_range("mqtt.port", self.mqtt.port, 1, u16::MAX)?;
+        if let Some(id) = &self.mqtt.device_id {
+            let ok = !id.is_empty()
+                && id
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+            if !ok {
+                bail!("mqtt.device_id: {id:?} must be letters, digits, '-' or '_' (it is a topic level)");
+            }
+        }
+        if self.mqtt.host.as_deref() == Some("") {
+            bail!("mqtt.host: must not be empty");
+        }
+        if let Some(b) = self.serial.baud {
+            const RATES: [u32; 9] = [
+                1200, 2400, 4800, 9600, 19_200, 38_400, 57_600, 115_200, 230_400,
+            ];
+            if !RATES.contains(&b) {
+                bail!("serial.baud: {b} is not a standard rate ({RATES:?})");
+            }
+        }
+        in_range("board.stability", self.board.stability, 1, 100)?;
+        Ok(())
+    }
+}
+
+fn in_range<T: PartialOrd + std::fmt::Display + Copy>(
+    key: &str,
+    v: Option<T>,
+    lo: T,
+    hi: T,
+) -> Result<()> {
+    match v {
+        Some(x) if x < lo || x > hi => bail!("{key}: {x} is out of range ({lo} to {hi})"),
+        _ => Ok(()),
+    }
+}
+
+/// The folder of hardware profiles to use.
+fn boards_dir(given: Option<&Path>) -> Option<PathBuf> {
+    if let Some(d) = given {
+        return Some(d.to_path_buf());
+    }
+    if let Some(d) = std::env::var_os("TENGEN_BOARDS") {
+        return Some(PathBuf::from(d));
+    }
+    ["boards", "/usr/share/tengen/boards"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_dir())
+}
+
+/// Defaults, then the board profile, then the configuration file; validated.
+pub fn load(board: Option<&str>, file: Option<&Path>, boards: Option<&Path>) -> Result<Config> {
+    let mut cfg = Config::defaults();
+    if let Some(name) = board {
+        if name.is_empty() || name.contains(['/', '\\']) || name.starts_with('.') {
+            bail!("--board {name:?}: not a profile name");
+        }
+        let dir = boards_dir(boards).context("no boards directory found (use --boards-dir)")?;
+        let path = dir.join(name).join("board.toml");
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("--board {name}: cannot read {}", path.display()))?;
+        cfg.merge(&Config::parse(&text, &path.display().to_string())?);
+    }
+    let file = match file {
+        Some(f) => Some(f.to_path_buf()),
+        None => Some(PathBuf::from(DEFAULT_CONFIG)).filter(|p| p.exists()),
+    };
+    if let Some(path) = file {
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        cfg.merge(&Config::parse(&text, &path.display().to_string())?);
+    }
+    cfg.validate()?;
+    Ok(cfg)
+}
+
+/// Runs `tengen config`: prints the effective configuration as TOML.
+pub fn run(a: ConfigArgs) -> Result<()> {
+    let cfg = load(
+        a.board.as_deref(),
+        a.config.as_deref(),
+        a.boards_dir.as_deref(),
+    )?;
+    print!(
+        "{}",
+        toml::to_string(&cfg).context("writing the configuration")?
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layers_merge_key_by_key() {
+        let mut c = Config::defaults();
+        let profile = Config::parse("[engine]\nthreads = 4\nbackend = \"ort\"\n", "p").unwrap();
+        let file = Config::parse("[engine]\nthreads = 3\n[mqtt]\nport = 1884\n", "f").unwrap();
+        c.merge(&profile);
+        c.merge(&file);
+        assert_eq!(c.engine.threads, Some(3));
+        assert_eq!(c.engine.backend.as_deref(), Some("ort"));
+        assert_eq!(c.mqtt.port, Some(1884));
+        assert_eq!(c.mqtt.host.as_deref(), Some("localhost"));
+        c.validate().unwrap();
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        let err = |text: &str| {
+            let mut c = Config::defaults();
+            match Config::parse(text, "t") {
+                Ok(l) => {
+                    c.merge(&l);
+                    format!("{:#}", c.validate().unwrap_err())
+                }
+                Err(e) => format!("{e:#}"),
+            }
+        };
+        assert!(err("[engine]\nthreads = 0\n").starts_with("engine.threads:"));
+        assert!(err("[engine]\nbackend = \"gpu\"\n").starts_with("engine.backend:"));
+        assert!(err("[engine]\nlevel = 11\n").starts_with("engine.level:"));
+        assert!(err("[serial]\nbaud = 1234\n").starts_with("serial.baud:"));
+        assert!(err("[mqtt]\ndevice_id = \"a/b\"\n").starts_with("mqtt.device_id:"));
+        assert!(err("[board]\nstability = 0\n").starts_with("board.stability:"));
+        let unknown = err("[engine]\nthread = 2\n");
+        assert!(unknown.contains("thread"), "{unknown}");
+        let wrong_type = err("[mqtt]\nport = \"x\"\n");
+        assert!(wrong_type.contains("port"), "{wrong_type}");
+    }
+
+    #[test]
+    fn every_shipped_profile_loads() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../boards");
+        let names = [
+            "jetson-orin-nano",
+            "jetson-xavier-nx",
+            "jetson-nano",
+            "raspberry-pi-5",
+            "x86-kiosk",
+        ];
+        for name in names {
+            let c = load(Some(name), None, Some(&dir)).unwrap();
+            assert!(
+                c.engine.threads.is_some() && c.serial.port.is_some(),
+                "{name}"
+            );
+        }
+        assert!(load(Some("../etc"), None, Some(&dir)).is_err());
+        assert!(load(Some("no-such-board"), None, Some(&dir)).is_err());
+    }
+}
