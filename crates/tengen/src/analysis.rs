@@ -22,7 +22,7 @@ pub struct AnalysisArgs {
     /// Command-line flags given explicitly win over the file.
     #[arg(long)]
     config: Option<PathBuf>,
-    /// The network (`.bin.gz` or `.onnx`); without one, the uniform stand-in evaluator.
+    /// The network (`.bin.gz` or `.onnx`); without one, the classical engine judges positions.
     #[arg(long)]
     model: Option<PathBuf>,
     /// Network backend: `tract`, or `ort` when built with the `ort` feature.
@@ -174,7 +174,6 @@ pub fn run(mut a: AnalysisArgs) -> Result<()> {
         threads,
         batching,
         &a.ort,
-        10,
         crate::gtp::ClassicArgs::default(),
     );
     let defaults = Defaults {

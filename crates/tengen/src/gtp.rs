@@ -32,9 +32,6 @@ pub struct GtpArgs {
     /// with `--model`, `classic` without.
     #[arg(long, value_parser = ["search", "classic"])]
     engine: Option<String>,
-    /// Strength of the classical engine, 1 (beginner) to 10 (full).
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u8).range(1..=10))]
-    level: u8,
     /// Seed of the classical engine's randomness (default: from the clock, so that
     /// games differ).
     #[arg(long)]
@@ -70,6 +67,9 @@ pub struct GtpArgs {
 /// How the classical engine judges positions for the search (without a network).
 #[derive(Args, Debug, Clone, Copy)]
 pub(crate) struct ClassicArgs {
+    /// Strength of the classical engine, 1 (beginner) to 10 (full).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u8).range(1..=10))]
+    pub level: u8,
     /// Random playouts per evaluation, blended with the classical estimate (0: none).
     #[arg(long, default_value_t = 8)]
     pub playouts: u32,
@@ -81,6 +81,7 @@ pub(crate) struct ClassicArgs {
 impl Default for ClassicArgs {
     fn default() -> Self {
         ClassicArgs {
+            level: 10,
             playouts: 8,
             playout_mix: 0.3,
         }
@@ -127,21 +128,20 @@ pub(crate) fn read_bounded(
 }
 
 /// Evaluators per board size: a network graph built for the size, or the classical
-/// engine at `level` without a model.
+/// engine (at `classic.level`) without a model.
 pub(crate) fn evaluator_source(
     model: Option<PathBuf>,
     backend: &str,
     threads: usize,
     batching: EvaluatorConfig,
     ort: &OrtArgs,
-    level: u8,
     classic: ClassicArgs,
 ) -> EvaluatorSource {
     match model {
         None => {
             log::info!("no --model: the classical engine judges positions");
             Box::new(move |_size: BoardSize| {
-                let engine = Classic::new(level, 0x7e46_e115);
+                let engine = Classic::new(classic.level, 0x7e46_e115);
                 let e =
                     ClassicEvaluator::with_playouts(engine, classic.playouts, classic.playout_mix);
                 Ok(Arc::new(e) as Arc<dyn Evaluator>)
@@ -184,7 +184,6 @@ pub fn run(a: GtpArgs) -> Result<()> {
         threads,
         batching,
         &a.ort,
-        a.level,
         a.classic,
     );
     let seed = a.seed.unwrap_or_else(|| {
@@ -206,7 +205,7 @@ pub fn run(a: GtpArgs) -> Result<()> {
         move_time: a.move_time,
         rules,
         resign_below: (!a.no_resign).then_some(0.02),
-        classic: Some(Arc::new(Classic::new(a.level, seed))),
+        classic: Some(Arc::new(Classic::new(a.classic.level, seed))),
         classic_genmove,
         classic_status: a.model.is_none(),
         ..EngineConfig::default()

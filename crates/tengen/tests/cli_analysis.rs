@@ -1,4 +1,4 @@
-//! `tengen analysis` over pipes: KataGo's JSON protocol with the uniform evaluator (no
+//! `tengen analysis` over pipes: KataGo's JSON protocol with the classical evaluator (no
 //! network needed): every analysed turn gets exactly one final response, partial reports
 //! are marked, actions are echoed, bad queries get errors naming the field, and
 //! terminated queries still finish exactly once.

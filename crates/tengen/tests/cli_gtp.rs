@@ -1,6 +1,6 @@
 //! `tengen gtp` over pipes, as a controller drives it: a game with ids, clocks, undo,
 //! handicap and an SGF round trip, and malformed input that gets `?` replies while the
-//! engine keeps serving. Without `--model` (the uniform evaluator) so it runs anywhere;
+//! engine keeps serving. Without `--model` (the classical engine) so it runs anywhere;
 //! one session with the real network when ../shared is present.
 
 use std::io::Write;
@@ -374,7 +374,7 @@ fn parameters_can_be_listed_read_and_set() {
     assert_eq!(r[3], "= 50");
     assert!(r[4].starts_with("? cpuctExploration must be"), "{}", r[4]);
     assert!(r[5].starts_with("? unknown parameter"), "{}", r[5]);
-    // The uniform evaluator answers kata-raw-nn too: 8 blocks of a 19x19 board.
+    // The classical evaluator answers kata-raw-nn too: 8 blocks of a 19x19 board.
     assert_eq!(r[6].matches("symmetry ").count(), 8, "{}", r[6]);
 }
 

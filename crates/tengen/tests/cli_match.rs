@@ -1,5 +1,5 @@
 //! `tengen match` between two real GTP engines (two `tengen gtp` processes with the
-//! uniform evaluator): every game is refereed, saved as SGF and counted. Faulty engines
+//! classical engine): every game is refereed, saved as SGF and counted. Faulty engines
 //! (tiny shell scripts) lose their games without stopping the match.
 
 use std::process::Command;
