@@ -101,6 +101,7 @@ pub const COMMANDS: &[&str] = &[
     "kata-list-params",
     "kata-get-param",
     "kata-set-param",
+    "tengen-level",
     "gogui-analyze_commands",
     "tengen-ownership",
     "tengen-policy",
@@ -397,6 +398,24 @@ impl Engine {
                 self.set_param(key, value)?;
                 Ok(String::new())
             }
+            "tengen-level" => {
+                let [level] = args else {
+                    return Err("tengen-level takes a level from 1 to 10".into());
+                };
+                let level: u8 = level
+                    .parse()
+                    .ok()
+                    .filter(|l| (1..=10).contains(l))
+                    .ok_or("tengen-level takes a level from 1 to 10")?;
+                if !self.config.classic_genmove {
+                    return Err("levels apply to the classical engine; \
+                                use kata-set-param maxVisits with a search"
+                        .into());
+                }
+                let seed = self.rng.u64(..);
+                self.config.classic = Some(Arc::new(tengen_classic::Classic::new(level, seed)));
+                Ok(String::new())
+            }
             n if analyze_command(n).is_some() => {
                 Err("analysis commands stream; this transport cannot run them".into())
             }
@@ -447,6 +466,24 @@ impl Engine {
             ..SnapshotOptions::default()
         };
         format_line(&self.search.analysis(&opts)?, a)
+    }
+
+    /// A snapshot of the running analysis (root values, candidates, optional ownership).
+    pub fn analysis(&self, ownership: bool) -> Option<tengen_search::Analysis> {
+        let opts = SnapshotOptions {
+            ownership,
+            pv_len: 10,
+            ..SnapshotOptions::default()
+        };
+        self.search.analysis(&opts)
+    }
+
+    /// Ends the game by `loser`'s resignation (a player at the board gave up).
+    pub fn resign(&mut self, loser: Player) {
+        self.search.stop();
+        if !self.game.is_over() {
+            self.game.resign(loser);
+        }
     }
 
     /// True while the analysis search runs (a `genmove` form stops at its limits).
