@@ -1,11 +1,19 @@
 //! Tengen on the device: what turns a physical board into a game.
 //!
 //! - [`snapshot`]: a board as a sensor or camera sees it, unseen points included;
-//! - [`reconcile`]: successive snapshots turned into moves, setups, or the points to fix.
-//!
-//! The MQTT link, serial GTP and the game journal will join this crate.
+//! - [`reconcile`]: successive snapshots turned into moves, setups, or the points to fix;
+//! - [`appliance`]: the game fed by snapshots, commands and GTP, journalled and published;
+//! - [`payload`]: the MQTT payloads in and out, decoded with typed errors;
+//! - [`mqtt`]: the broker link, reconnecting, with a persistent QoS 1 session;
+//! - [`journal`]: the game's changes made durable before they are acknowledged;
+//! - [`serial`]: GTP over a serial line, reopened when the board is unplugged.
 
+pub mod appliance;
+pub mod journal;
+pub mod mqtt;
+pub mod payload;
 pub mod reconcile;
+pub mod serial;
 pub mod snapshot;
 
 pub use reconcile::{Fix, Reconciler, Verdict};

@@ -1,0 +1,734 @@
+//! The appliance's game: one GTP engine holding the game, fed by board snapshots, MQTT
+//! commands and serial GTP, with every change journalled before it is acknowledged.
+//!
+//! It does no I/O besides the journal: callers hand it inputs and send the messages it
+//! leaves in its outbox. All of it runs on one thread (the engine loop).
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use tengen_protocol::gtp::{parse_line, AnalyzeArgs, Engine, Reply};
+use tengen_rules::{Move, Player};
+
+use crate::journal::{Journal, JournalError};
+use crate::payload::{
+    decode_command, decode_snapshot, Alert, AnalysisMsg, Command, EngineSide, FixMsg, GtpReply,
+    MoveMsg, State,
+};
+use crate::{Cell, Reconciler, Verdict};
+
+/// How a new game is set up.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GameSettings {
+    /// Board size.
+    pub size: usize,
+    /// Komi.
+    pub komi: f64,
+    /// Rules, as `kata-set-rules` names them.
+    pub rules: String,
+    /// Fixed handicap stones (0 or 2..9).
+    pub handicap: usize,
+    /// The engine's side.
+    pub engine: EngineSide,
+}
+
+impl Default for GameSettings {
+    fn default() -> Self {
+        GameSettings {
+            size: 19,
+            komi: 7.5,
+            rules: "chinese".into(),
+            handicap: 0,
+            engine: EngineSide::White,
+        }
+    }
+}
+
+/// The appliance's behaviour.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// The game started when there is none to resume.
+    pub game: GameSettings,
+    /// Identical snapshots needed before one is trusted.
+    pub window: usize,
+    /// Whether analysis is published from the start.
+    pub analysis: bool,
+    /// Whether analysis carries ownership.
+    pub ownership: bool,
+    /// Least time between two analysis messages.
+    pub analysis_interval: Duration,
+    /// Candidates per analysis message.
+    pub analysis_top: usize,
+    /// Visits after which analysis of a position stops (0: never).
+    pub analysis_max_visits: u64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            game: GameSettings::default(),
+            window: 2,
+            analysis: false,
+            ownership: false,
+            analysis_interval: Duration::from_millis(500),
+            analysis_top: 5,
+            analysis_max_visits: 20_000,
+        }
+    }
+}
+
+/// One message to publish, under `tengen/<id>/`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Out {
+    /// The topic under the device's prefix, e.g. `state`.
+    pub topic: &'static str,
+    /// JSON.
+    pub payload: String,
+    /// Whether the broker keeps it for late subscribers.
+    pub retain: bool,
+}
+
+/// Why the appliance could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ApplianceError {
+    /// The journal could not be opened or written.
+    #[error("journal: {0}")]
+    Journal(#[from] JournalError),
+    /// The default game could not be set up.
+    #[error("setting up the game: {0}")]
+    Setup(String),
+}
+
+/// A running analysis.
+struct Pondering {
+    args: AnalyzeArgs,
+    last: Option<Instant>,
+    visits: u64,
+}
+
+/// The game, its journal, and what the board last showed.
+pub struct Appliance {
+    engine: Engine,
+    journal: Journal,
+    state_dir: std::path::PathBuf,
+    reconciler: Reconciler,
+    settings: Settings,
+    game: GameSettings,
+    level: Option<u8>,
+    pondering: Option<Pondering>,
+    last_alert: Option<Alert>,
+    /// The finished game on show was archived already.
+    archived: bool,
+    outbox: Vec<Out>,
+}
+
+impl Appliance {
+    /// Opens the journal in `state_dir` and resumes its game, or starts the default one.
+    pub fn open(
+        engine: Engine,
+        state_dir: &Path,
+        settings: Settings,
+    ) -> Result<Appliance, ApplianceError> {
+        let (journal, records) = Journal::open(state_dir)?;
+        let mut app = Appliance {
+            engine,
+            journal,
+            state_dir: state_dir.to_path_buf(),
+            reconciler: Reconciler::new(settings.window),
+            game: settings.game.clone(),
+            settings,
+            level: None,
+            pondering: None,
+            last_alert: None,
+            archived: false,
+            outbox: Vec::new(),
+        };
+        if records.is_empty() {
+            let game = app.game.clone();
+            app.start_game(&game).map_err(ApplianceError::Setup)?;
+        } else {
+            log::info!("resuming the game from {} journal records", records.len());
+            for r in &records {
+                if let Err(e) = app.apply(r) {
+                    // It failed the first time too (records are written after success,
+                    // so this means a changed engine); the rest still applies.
+                    log::warn!("journal record {r:?} no longer applies: {e}");
+                }
+            }
+        }
+        app.after_change();
+        Ok(app)
+    }
+
+    /// The engine (for reading the game).
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Takes the messages to publish.
+    pub fn take_outbox(&mut self) -> Vec<Out> {
+        std::mem::take(&mut self.outbox)
+    }
+
+    /// Publishes the state again (after a reconnect).
+    pub fn republish(&mut self) {
+        self.push_state();
+    }
+
+    /// True while analysis runs and wants frequent ticks.
+    pub fn is_pondering(&self) -> bool {
+        self.pondering.is_some()
+    }
+
+    /// A snapshot payload arrived.
+    pub fn on_snapshot(&mut self, payload: &[u8]) {
+        let size = self.engine.game().board().size();
+        let snap = match decode_snapshot(payload, size) {
+            Ok(s) => s,
+            Err(e) => return self.alert_error("board/snapshot", e.to_string()),
+        };
+        if self.engine.game().is_over() {
+            // Players clearing the board after a game start the next one.
+            if size.points().all(|l| snap.at(l) == Cell::Empty) {
+                let game = self.game.clone();
+                if let Err(e) = self.new_game(&game) {
+                    self.alert_error("board/snapshot", e);
+                }
+            }
+            return;
+        }
+        let verdict = match self.reconciler.observe(self.engine.game(), snap) {
+            Ok(Some(v)) => v,
+            Ok(None) => return,
+            Err(e) => return self.alert_error("board/snapshot", e.to_string()),
+        };
+        log::debug!("board: {verdict:?}");
+        match verdict {
+            Verdict::InSync { .. } => self.set_alert(None),
+            Verdict::Waiting => {}
+            Verdict::Moves { moves, .. } => {
+                for (p, l) in moves {
+                    if self.game.engine.plays(p) {
+                        let fix = FixMsg::of(
+                            &crate::Fix {
+                                loc: l,
+                                want: None,
+                                seen: Cell::Stone(p),
+                            },
+                            size,
+                        );
+                        return self.set_alert(Some(Alert::Fix {
+                            fixes: vec![fix],
+                            assuming: Vec::new(),
+                        }));
+                    }
+                    let line = format!("play {} {}", p.letter(), size.gtp(Move::Play(l)));
+                    if let Err(e) = self.change(&line) {
+                        return self.alert_error("board/snapshot", e);
+                    }
+                }
+                self.set_alert(None);
+            }
+            Verdict::Setup { stones } => {
+                if stones.iter().any(|&(p, _)| p == Player::White) {
+                    return self.alert_error(
+                        "board/snapshot",
+                        "white stones before the first move: only a black handicap can be set \
+                         up on the board"
+                            .into(),
+                    );
+                }
+                let points: Vec<String> = stones
+                    .iter()
+                    .map(|&(_, l)| size.gtp(Move::Play(l)))
+                    .collect();
+                if let Err(e) = self.change(&format!("set_free_handicap {}", points.join(" "))) {
+                    return self.alert_error("board/snapshot", e);
+                }
+                self.set_alert(None);
+            }
+            Verdict::Ambiguous { options } => {
+                let options = options
+                    .iter()
+                    .map(|seq| {
+                        seq.iter()
+                            .map(|&(p, l)| format!("{} {}", p.letter(), size.gtp(Move::Play(l))))
+                            .collect()
+                    })
+                    .collect();
+                self.set_alert(Some(Alert::Ambiguous { options }));
+            }
+            Verdict::Mismatch { fixes, assuming } => {
+                let fixes = fixes.iter().map(|f| FixMsg::of(f, size)).collect();
+                let assuming = assuming
+                    .iter()
+                    .map(|&(p, l)| format!("{} {}", p.letter(), size.gtp(Move::Play(l))))
+                    .collect();
+                self.set_alert(Some(Alert::Fix { fixes, assuming }));
+            }
+        }
+    }
+
+    /// A command payload arrived.
+    pub fn on_command(&mut self, payload: &[u8]) {
+        let cmd = match decode_command(payload) {
+            Ok(c) => c,
+            Err(e) => return self.alert_error("command", e.to_string()),
+        };
+        let result = match cmd {
+            Command::NewGame {
+                size,
+                komi,
+                rules,
+                handicap,
+                engine,
+            } => self.new_game(&GameSettings {
+                size,
+                komi,
+                rules,
+                handicap,
+                engine,
+            }),
+            Command::Undo => self.undo(),
+            Command::Pass => {
+                let p = self.human_to_move();
+                self.change(&format!("play {} pass", p.letter()))
+            }
+            Command::Resign => {
+                let p = self.human_to_move();
+                self.change(&format!("tengen-resign {}", p.letter()))
+            }
+            Command::Level { level } => self.change(&format!("tengen-level {level}")),
+            Command::Analysis { on, ownership } => {
+                let line = format!("tengen-analysis {} {}", on_off(on), on_off(ownership));
+                self.change(&line)
+            }
+            Command::Gtp { line, id } => {
+                let reply = self.gtp(&line);
+                let (ok, text) = match reply {
+                    Reply::Success(t) => (true, t),
+                    Reply::Failure(t) => (false, t),
+                };
+                self.push(
+                    "gtp/reply",
+                    &GtpReply {
+                        id,
+                        ok,
+                        text: text.trim_end().to_string(),
+                    },
+                    false,
+                );
+                Ok(String::new())
+            }
+        };
+        if let Err(e) = result {
+            self.alert_error("command", e);
+        }
+    }
+
+    /// Carries out one GTP line (serial or MQTT pass-through); state changes are journalled
+    /// before the reply is given.
+    pub fn gtp(&mut self, line: &str) -> Reply {
+        let cmd = match parse_line(line) {
+            None => return Reply::Success(String::new()),
+            Some(Err(e)) => return Reply::Failure(e.to_string()),
+            Some(Ok(c)) => c,
+        };
+        let name = cmd.name.as_str();
+        let args = cmd.args.join(" ");
+        let result = match name {
+            "loadsgf" => Err("loadsgf is not available on the appliance; use new_game".into()),
+            "genmove" | "kgs-genmove_cleanup" => self.genmove_as(name, &args),
+            "place_free_handicap" => self.stateless(line).and_then(|stones| {
+                // Journalled as the stones chosen, so that a replay puts the same ones.
+                self.record(&format!("set_free_handicap {stones}"))?;
+                self.after_change();
+                Ok(stones)
+            }),
+            n if changes_state(n) => self.change(&format!("{name} {args}")),
+            _ => self.stateless(line),
+        };
+        match result {
+            Ok(t) => Reply::Success(t),
+            Err(e) => Reply::Failure(e),
+        }
+    }
+
+    /// Lets time pass: the engine moves when it is its turn, analysis is published.
+    pub fn tick(&mut self, now: Instant) {
+        let game = self.engine.game();
+        if !game.is_over() && self.game.engine.plays(game.to_move()) {
+            let c = game.to_move().letter().to_string();
+            if let Err(e) = self.genmove_as("genmove", &c) {
+                self.alert_error("engine", e);
+                // Not again at once: the players can undo or start anew.
+                self.game.engine = EngineSide::None;
+            }
+            return;
+        }
+        let Some(p) = &mut self.pondering else {
+            return;
+        };
+        let due = p
+            .last
+            .is_none_or(|t| now.duration_since(t) >= self.settings.analysis_interval);
+        let searching = self.engine.is_searching();
+        if !due && searching {
+            return;
+        }
+        let Some(a) = self.engine.analysis(self.settings.ownership) else {
+            return;
+        };
+        if a.moves.is_empty() || a.root.visits == p.visits {
+            if !searching {
+                self.stop_pondering();
+            }
+            return;
+        }
+        p.last = Some(now);
+        p.visits = a.root.visits;
+        let number = self.engine.game().turns().len();
+        let msg = AnalysisMsg::of(&a, number, self.settings.analysis_top);
+        self.push("analysis", &msg, false);
+        let max = self.settings.analysis_max_visits;
+        if !searching || (max > 0 && a.root.visits >= max) {
+            self.stop_pondering();
+        }
+    }
+
+    fn human_to_move(&self) -> Player {
+        let p = self.engine.game().to_move();
+        if self.game.engine.plays(p) {
+            p.opp()
+        } else {
+            p
+        }
+    }
+
+    /// Runs a command that changes nothing to journal.
+    fn stateless(&mut self, line: &str) -> Result<String, String> {
+        self.stop_pondering();
+        let reply = self.run(line);
+        self.start_pondering();
+        reply
+    }
+
+    /// The engine moves for the colour in `args`; the move is journalled, then published.
+    fn genmove_as(&mut self, name: &str, args: &str) -> Result<String, String> {
+        self.stop_pondering();
+        let pla: Player = args.trim().parse().map_err(|_| "invalid color")?;
+        self.push_state_thinking(true);
+        let vertex = self.run(&format!("{name} {args}"))?;
+        let record = if vertex.eq_ignore_ascii_case("resign") {
+            format!("tengen-resign {}", pla.letter())
+        } else {
+            format!("play {} {vertex}", pla.letter())
+        };
+        if vertex.eq_ignore_ascii_case("resign") {
+            self.engine.resign(pla);
+        }
+        self.record(&record)?;
+        self.push(
+            "move",
+            &MoveMsg {
+                color: pla.letter().to_string(),
+                vertex: vertex.clone(),
+                number: self.engine.game().turns().len(),
+            },
+            false,
+        );
+        self.after_change();
+        Ok(vertex)
+    }
+
+    /// Applies a state change, journals it, and publishes the new state.
+    fn change(&mut self, line: &str) -> Result<String, String> {
+        self.stop_pondering();
+        let reply = self.apply(line)?;
+        self.record(line)?;
+        if ["boardsize", "rectangular_boardsize", "clear_board"]
+            .iter()
+            .any(|c| line.split_whitespace().next() == Some(c))
+        {
+            // A new board: what the reconciler remembers belongs to the old one.
+            self.reconciler = Reconciler::new(self.settings.window);
+            self.archived = false;
+        }
+        self.after_change();
+        Ok(reply)
+    }
+
+    /// Journals an applied change; if the disk fails, the game goes back to what the
+    /// journal holds, so that nothing unrecorded is ever acknowledged.
+    fn record(&mut self, line: &str) -> Result<(), String> {
+        if let Err(e) = self.journal.append(line) {
+            log::error!("journal append failed: {e}; rebuilding the game from the journal");
+            self.rebuild();
+            return Err(format!("could not record the change: {e}"));
+        }
+        Ok(())
+    }
+
+    fn rebuild(&mut self) {
+        match Journal::open(&self.state_dir) {
+            Ok((journal, records)) => {
+                self.journal = journal;
+                for r in &records {
+                    let _ = self.apply(r);
+                }
+            }
+            Err(e) => log::error!("journal cannot be reopened: {e}"),
+        }
+    }
+
+    /// Applies one record, the appliance's own pseudo-commands included.
+    fn apply(&mut self, line: &str) -> Result<String, String> {
+        let mut words = line.split_whitespace();
+        let name = words.next().unwrap_or("");
+        let args: Vec<&str> = words.collect();
+        match (name, args.as_slice()) {
+            ("tengen-engine-side", [side]) => {
+                self.game.engine = match *side {
+                    "black" => EngineSide::Black,
+                    "white" => EngineSide::White,
+                    "none" => EngineSide::None,
+                    _ => return Err(format!("unknown side {side}")),
+                };
+                Ok(String::new())
+            }
+            ("tengen-resign", [p]) => {
+                let p: Player = p.parse().map_err(|_| "invalid color")?;
+                if self.engine.game().is_over() {
+                    return Err("the game is over".into());
+                }
+                self.engine.resign(p);
+                Ok(String::new())
+            }
+            ("tengen-analysis", [on, own]) => {
+                self.settings.analysis = *on == "on";
+                self.settings.ownership = *own == "on";
+                Ok(String::new())
+            }
+            ("tengen-level", [level]) => {
+                self.run(line)?;
+                self.level = level.parse().ok();
+                Ok(String::new())
+            }
+            _ => self.run(line),
+        }
+    }
+
+    fn run(&mut self, line: &str) -> Result<String, String> {
+        match parse_line(line) {
+            Some(Ok(cmd)) => match self.engine.handle(&cmd) {
+                Reply::Success(t) => Ok(t),
+                Reply::Failure(e) => Err(e),
+            },
+            Some(Err(e)) => Err(e.to_string()),
+            None => Ok(String::new()),
+        }
+    }
+
+    fn undo(&mut self) -> Result<String, String> {
+        self.change("undo")?;
+        // Back to the player's own turn, past the engine's reply.
+        let game = self.engine.game();
+        if self.game.engine.plays(game.to_move()) && !game.turns().is_empty() {
+            self.change("undo")?;
+        }
+        Ok(String::new())
+    }
+
+    /// Archives the game so far (if it has moves) and starts `g`.
+    fn new_game(&mut self, g: &GameSettings) -> Result<String, String> {
+        self.stop_pondering();
+        if !self.engine.game().turns().is_empty() && !self.engine.game().is_over() {
+            self.archive();
+        }
+        self.start_game(g)?;
+        self.after_change();
+        Ok(String::new())
+    }
+
+    /// Sets up `g` in the engine and makes its setup the whole journal.
+    fn start_game(&mut self, g: &GameSettings) -> Result<(), String> {
+        let lines = self.setup_lines_for(g);
+        for l in &lines {
+            self.apply(l).map_err(|e| format!("{l}: {e}"))?;
+        }
+        self.journal
+            .reset(&lines)
+            .map_err(|e| format!("could not record the new game: {e}"))?;
+        self.game = g.clone();
+        self.reconciler = Reconciler::new(self.settings.window);
+        self.last_alert = None;
+        self.archived = false;
+        Ok(())
+    }
+
+    /// Writes the game to the archive.
+    fn archive(&mut self) {
+        let sgf = self.run("printsgf").unwrap_or_default();
+        let name = format!(
+            "{}-{}moves",
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0),
+            self.engine.game().turns().len()
+        );
+        match self.journal.archive(&name, &sgf) {
+            Ok(path) => log::info!("game archived as {}", path.display()),
+            Err(e) => log::error!("could not archive the game: {e}"),
+        }
+    }
+
+    /// After any change: archive a finished game, publish the state, analyse anew.
+    fn after_change(&mut self) {
+        if self.engine.game().is_over() && !self.archived {
+            self.archive();
+            self.archived = true;
+            // The journal now holds the next game's setup; the finished board stays on
+            // show until a new game starts or the board is cleared.
+            let lines = self.setup_lines();
+            if let Err(e) = self.journal.reset(&lines) {
+                log::error!("could not record the next game's setup: {e}");
+            }
+        }
+        self.push_state();
+        self.start_pondering();
+    }
+
+    fn setup_lines(&self) -> Vec<String> {
+        self.setup_lines_for(&self.game)
+    }
+
+    /// The journal records that set up a new game `g`.
+    fn setup_lines_for(&self, g: &GameSettings) -> Vec<String> {
+        let mut lines = vec![
+            format!("boardsize {}", g.size),
+            format!("komi {}", g.komi),
+            format!("kata-set-rules {}", g.rules),
+            format!("tengen-engine-side {}", side_name(g.engine)),
+            format!(
+                "tengen-analysis {} {}",
+                on_off(self.settings.analysis),
+                on_off(self.settings.ownership)
+            ),
+        ];
+        if let Some(level) = self.level {
+            lines.push(format!("tengen-level {level}"));
+        }
+        if g.handicap >= 2 {
+            lines.push(format!("fixed_handicap {}", g.handicap));
+        }
+        lines
+    }
+
+    fn start_pondering(&mut self) {
+        let game = self.engine.game();
+        if !self.settings.analysis
+            || self.pondering.is_some()
+            || game.is_over()
+            || self.game.engine.plays(game.to_move())
+        {
+            return;
+        }
+        let mut args = vec!["interval", "1000000"];
+        if self.settings.ownership {
+            args.extend(["ownership", "true"]);
+        }
+        match self.engine.start_analyze("kata-analyze", &args) {
+            Ok(a) => {
+                self.pondering = Some(Pondering {
+                    args: a,
+                    last: None,
+                    visits: 0,
+                })
+            }
+            Err(e) => log::warn!("analysis could not start: {e}"),
+        }
+    }
+
+    fn stop_pondering(&mut self) {
+        if let Some(p) = self.pondering.take() {
+            self.engine.finish_analyze(&p.args);
+        }
+    }
+
+    fn push_state(&mut self) {
+        self.push_state_thinking(false);
+    }
+
+    fn push_state_thinking(&mut self, thinking: bool) {
+        let state = State::of(self.engine.game(), self.game.engine, thinking);
+        self.push("state", &state, true);
+    }
+
+    fn set_alert(&mut self, alert: Option<Alert>) {
+        if alert == self.last_alert {
+            return;
+        }
+        let resolved = alert.is_none();
+        let was = std::mem::replace(&mut self.last_alert, alert.clone());
+        match alert {
+            Some(a) => self.push("alert", &a, false),
+            None if was.is_some() && resolved => self.push("alert", &Alert::Resolved, false),
+            None => {}
+        }
+    }
+
+    fn alert_error(&mut self, source: &str, message: String) {
+        log::warn!("{source}: {message}");
+        let alert = Alert::Error {
+            source: source.to_string(),
+            message,
+        };
+        self.push("alert", &alert, false);
+    }
+
+    fn push<T: serde::Serialize>(&mut self, topic: &'static str, msg: &T, retain: bool) {
+        match serde_json::to_string(msg) {
+            Ok(payload) => self.outbox.push(Out {
+                topic,
+                payload,
+                retain,
+            }),
+            Err(e) => log::error!("cannot encode a {topic} message: {e}"),
+        }
+    }
+}
+
+/// GTP commands whose success changes the game (and so must be journalled).
+fn changes_state(name: &str) -> bool {
+    matches!(
+        name,
+        "boardsize"
+            | "rectangular_boardsize"
+            | "clear_board"
+            | "komi"
+            | "play"
+            | "undo"
+            | "fixed_handicap"
+            | "set_free_handicap"
+            | "kgs-rules"
+            | "kata-set-rules"
+            | "tengen-level"
+    )
+}
+
+fn on_off(b: bool) -> &'static str {
+    if b {
+        "on"
+    } else {
+        "off"
+    }
+}
+
+fn side_name(s: EngineSide) -> &'static str {
+    match s {
+        EngineSide::Black => "black",
+        EngineSide::White => "white",
+        EngineSide::None => "none",
+    }
+}

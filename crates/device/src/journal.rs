@@ -1,0 +1,717 @@
+//! The unfinished game kept on disk as the GTP commands that changed it, made durable
+//! before the daemon acknowledges them, and finished games archived as SGF files.
+//!
+//! Layout of a state directory:
+//!
+//! - `journal.jsonl`: one JSON object per line, `{"seq":N,"cmd":"play B D4"}`. JSON framing
+//!   means a command's quotes or backslashes can never be mistaken for a record boundary;
+//!   the explicit `seq` lets a reader notice lost or doubled records instead of replaying a
+//!   different game.
+//! - `journal.jsonl.tmp`: a whole new journal being written by [`Journal::reset`]; it only
+//!   becomes the journal by an atomic rename, so a crash leaves the old or the new, never a mix.
+//! - `games/<name>.sgf`: finished games, written by [`Journal::archive`].
+//!
+//! Crash model: a record is appended with a single `write` and then `fdatasync`ed, so a
+//! crash can only leave the *last* line incomplete. That torn line was never acknowledged
+//! (its fsync had not returned), so it is dropped on open. Anything wrong *before* the last
+//! line cannot come from a crash and is reported, because dropping it would silently lose
+//! acknowledged moves that follow it.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// The longest command accepted, in bytes (a GTP line is short; anything bigger is a bug).
+pub const MAX_COMMAND_BYTES: usize = 64 * 1024;
+
+const JOURNAL_NAME: &str = "journal.jsonl";
+const JOURNAL_TMP_NAME: &str = "journal.jsonl.tmp";
+const GAMES_DIR: &str = "games";
+// Ends in `.tmp`, so it can never collide with an archive, which always ends in `.sgf`.
+const ARCHIVE_TMP_NAME: &str = "archive.tmp";
+// Well under the usual 255-byte file-name limit, leaving room for a suffix and `.sgf`.
+const MAX_NAME_CHARS: usize = 128;
+
+/// Why the journal failed (typed; io errors keep the path in the message).
+#[derive(Debug, thiserror::Error)]
+pub enum JournalError {
+    /// A filesystem operation failed.
+    #[error("cannot {op} {}: {source}", path.display())]
+    Io {
+        /// What was being done, e.g. "open" or "fsync".
+        op: &'static str,
+        /// The file or directory it was done to.
+        path: PathBuf,
+        /// The underlying error.
+        source: io::Error,
+    },
+    /// A line other than the last is unreadable, or any record is out of sequence or invalid.
+    #[error("journal line {line} is corrupt: {reason}")]
+    Corrupt {
+        /// The 1-based line number in `journal.jsonl`.
+        line: u64,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The command contains `\n` or `\r`, which would split it into two GTP commands on replay.
+    #[error("command contains a line break")]
+    LineBreak,
+    /// The command is longer than [`MAX_COMMAND_BYTES`].
+    #[error("command is {len} bytes, the limit is {MAX_COMMAND_BYTES}")]
+    TooLong {
+        /// The command's length in bytes.
+        len: usize,
+    },
+    /// A record could not be encoded as JSON (not expected for string commands).
+    #[error("cannot encode journal record: {0}")]
+    Encode(#[from] serde_json::Error),
+    /// An earlier write failed part-way, so memory and disk may disagree; reopen the journal.
+    #[error("journal is unusable after a failed write; reopen it")]
+    Unusable,
+}
+
+/// The unfinished game's record in a state directory: `<dir>/journal.jsonl` and archived games in `<dir>/games/`.
+#[derive(Debug)]
+pub struct Journal {
+    dir: PathBuf,
+    path: PathBuf,
+    // Always opened in append mode: every write lands at the end even if something moved
+    // the file position, and a record is written with one `write` call.
+    file: File,
+    len: u64,
+    // Bytes of whole, valid records: where to cut back to if an append fails part-way.
+    size: u64,
+    // Set when a failed write may have left the file different from what `len`/`size` say.
+    unusable: bool,
+}
+
+#[derive(Serialize)]
+struct RecordOut<'a> {
+    seq: u64,
+    cmd: &'a str,
+}
+
+// Unknown fields are ignored so that a newer daemon may add fields without making the
+// journal unreadable to an older one after a downgrade.
+#[derive(Deserialize)]
+struct RecordIn {
+    seq: u64,
+    cmd: String,
+}
+
+/// How a line failed to decode: only an unreadable line may be a torn tail.
+enum LineError {
+    /// Not UTF-8 or not a record: what a crash mid-write leaves behind.
+    Unreadable(String),
+    /// A well-formed record that is nonetheless wrong: never the result of a crash.
+    Invalid(String),
+}
+
+impl Journal {
+    /// Opens (creating `dir` and the file if needed) and returns the journal with the records of the unfinished game, in order.
+    ///
+    /// A torn last line (no trailing newline, or not valid JSON, left by a crash mid-write)
+    /// is dropped and truncated away with a warning; a damaged line before it is
+    /// [`JournalError::Corrupt`], since dropping it would lose the records after it.
+    pub fn open(dir: &Path) -> Result<(Journal, Vec<String>), JournalError> {
+        let dir_existed = dir.is_dir();
+        fs::create_dir_all(dir).map_err(io_err("create directory", dir))?;
+        if !dir_existed {
+            // The new directory's own entry must be durable too, or a power cut could lose
+            // the whole state directory with every acknowledged record in it.
+            if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+                sync_dir(parent)?;
+            }
+        }
+
+        let path = dir.join(JOURNAL_NAME);
+        let mut file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create(true)
+            .open(&path)
+            .map_err(io_err("open", &path))?;
+        // Always, not only when the file was just created: if an earlier `reset` renamed a
+        // new journal into place but failed to fsync the directory, this makes that name
+        // durable before any record appended to it is acknowledged.
+        sync_dir(dir)?;
+
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)
+            .map_err(io_err("read", &path))?;
+        let (commands, valid_len) = parse(&bytes)?;
+
+        if valid_len < bytes.len() {
+            let torn = &bytes[valid_len..];
+            log::warn!(
+                "{}: dropping torn last line ({} bytes: {:?}) left by an interrupted write",
+                path.display(),
+                torn.len(),
+                String::from_utf8_lossy(&torn[..torn.len().min(80)]),
+            );
+            // Cut it away now: the next append would otherwise be glued onto it, turning a
+            // harmless torn tail into a corrupt middle line.
+            file.set_len(valid_len as u64)
+                .map_err(io_err("truncate", &path))?;
+            file.sync_all().map_err(io_err("fsync", &path))?;
+        }
+
+        let journal = Journal {
+            dir: dir.to_path_buf(),
+            path,
+            file,
+            len: commands.len() as u64,
+            size: valid_len as u64,
+            unusable: false,
+        };
+        Ok((journal, commands))
+    }
+
+    /// Appends one record and fsyncs it before returning: after `Ok` the record survives a crash; returns its 1-based sequence number.
+    pub fn append(&mut self, command: &str) -> Result<u64, JournalError> {
+        if self.unusable {
+            return Err(JournalError::Unusable);
+        }
+        check_command(command)?;
+        let seq = self.len + 1;
+        let line = encode(seq, command)?;
+
+        let written = self
+            .file
+            .write_all(line.as_bytes())
+            .map_err(io_err("append to", &self.path))
+            .and_then(|()| self.file.sync_data().map_err(io_err("fsync", &self.path)));
+        if let Err(err) = written {
+            // Cut back any partial line so a later reopen does not find a corrupt middle.
+            // Refuse further appends anyway: after a failed fsync the kernel may already
+            // have dropped the dirty pages, so only a reopen (which reads what the file
+            // really holds) gives a state we can trust again.
+            self.unusable = true;
+            if let Err(cut) = self.file.set_len(self.size) {
+                log::error!(
+                    "{}: cannot cut back a failed append: {cut}",
+                    self.path.display()
+                );
+            }
+            return Err(err);
+        }
+
+        self.len = seq;
+        self.size += line.len() as u64;
+        Ok(seq)
+    }
+
+    /// Number of records of the unfinished game.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether the unfinished game has no records.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Replaces all records at once (to start a new game with its setup commands), atomically: the old records or the new, never a mix.
+    pub fn reset(&mut self, commands: &[String]) -> Result<(), JournalError> {
+        // Validate everything before touching the disk, so a bad command changes nothing.
+        let mut content = String::new();
+        for (i, command) in commands.iter().enumerate() {
+            check_command(command)?;
+            content.push_str(&encode(i as u64 + 1, command)?);
+        }
+
+        let tmp = self.dir.join(JOURNAL_TMP_NAME);
+        // A failure up to and including the rename leaves the old journal in place and
+        // our handle on it valid, so the journal stays usable.
+        let file = write_durably(&tmp, content.as_bytes())?;
+        fs::rename(&tmp, &self.path).map_err(io_err("rename", &tmp))?;
+
+        // The handle on the temp file now is the journal (same inode); the old handle
+        // points at the replaced, unlinked file and must not be written to again.
+        self.file = file;
+        self.len = commands.len() as u64;
+        self.size = content.len() as u64;
+        self.unusable = false;
+
+        // Until the directory is synced a crash may bring the old journal back, and records
+        // appended to the new one would vanish with it: refuse appends if this fails.
+        if let Err(err) = sync_dir(&self.dir) {
+            self.unusable = true;
+            return Err(err);
+        }
+        Ok(())
+    }
+
+    /// Archives a finished game durably as `<dir>/games/<name>.sgf` (sanitised name, numeric suffix instead of overwriting), then empties the journal; returns the archive's path.
+    pub fn archive(&mut self, name: &str, sgf: &str) -> Result<PathBuf, JournalError> {
+        let games = self.dir.join(GAMES_DIR);
+        if !games.is_dir() {
+            fs::create_dir_all(&games).map_err(io_err("create directory", &games))?;
+            sync_dir(&self.dir)?;
+        }
+
+        let tmp = games.join(ARCHIVE_TMP_NAME);
+        write_durably(&tmp, sgf.as_bytes())?;
+        // Checking for a free name and then renaming is not atomic, but only one daemon
+        // owns a state directory, so nothing else creates archives behind our back.
+        let target = free_archive_path(&games, &sanitise_name(name))?;
+        fs::rename(&tmp, &target).map_err(io_err("rename", &tmp))?;
+        sync_dir(&games)?;
+
+        // The SGF is durable before the journal is emptied: a crash between the two leaves
+        // the game both archived and still in the journal (it resumes, and a later archive
+        // gets a suffixed duplicate), which is harmless; the other order could leave it in
+        // neither place.
+        self.reset(&[])?;
+        Ok(target)
+    }
+}
+
+/// Refuses what could break line framing on replay or is clearly not a GTP command.
+fn check_command(command: &str) -> Result<(), JournalError> {
+    if command.len() > MAX_COMMAND_BYTES {
+        return Err(JournalError::TooLong { len: command.len() });
+    }
+    if command.contains(['\n', '\r']) {
+        return Err(JournalError::LineBreak);
+    }
+    Ok(())
+}
+
+/// One record as a complete line, newline included, so it is written with one call.
+fn encode(seq: u64, cmd: &str) -> Result<String, JournalError> {
+    let mut line = serde_json::to_string(&RecordOut { seq, cmd })?;
+    line.push('\n');
+    Ok(line)
+}
+
+/// The commands in `bytes` and the length of the prefix holding them; what follows that
+/// prefix is a torn last line to be dropped.
+fn parse(bytes: &[u8]) -> Result<(Vec<String>, usize), JournalError> {
+    let mut commands = Vec::new();
+    let mut start = 0;
+    while start < bytes.len() {
+        let line_no = commands.len() as u64 + 1;
+        let Some(newline) = bytes[start..].iter().position(|&b| b == b'\n') else {
+            // No newline: the write of the last record was cut short.
+            break;
+        };
+        let end = start + newline + 1;
+        match decode(&bytes[start..end - 1], line_no) {
+            Ok(command) => commands.push(command),
+            // Only the very last line can be torn by a crash.
+            Err(LineError::Unreadable(_)) if end == bytes.len() => break,
+            Err(LineError::Unreadable(reason) | LineError::Invalid(reason)) => {
+                return Err(JournalError::Corrupt {
+                    line: line_no,
+                    reason,
+                });
+            }
+        }
+        start = end;
+    }
+    Ok((commands, start))
+}
+
+/// Decodes line `expected_seq` (records are numbered like the lines that hold them).
+fn decode(line: &[u8], expected_seq: u64) -> Result<String, LineError> {
+    let text = std::str::from_utf8(line)
+        .map_err(|err| LineError::Unreadable(format!("not UTF-8: {err}")))?;
+    let record: RecordIn = serde_json::from_str(text)
+        .map_err(|err| LineError::Unreadable(format!("not a journal record: {err}")))?;
+    if record.seq != expected_seq {
+        return Err(LineError::Invalid(format!(
+            "sequence number {} where {expected_seq} was expected",
+            record.seq
+        )));
+    }
+    // `append` never writes such a command, so one here was not written by us.
+    check_command(&record.cmd).map_err(|err| LineError::Invalid(err.to_string()))?;
+    Ok(record.cmd)
+}
+
+/// Writes `data` as the whole content of `path` and fsyncs it; returns the handle, in append mode.
+fn write_durably(path: &Path, data: &[u8]) -> Result<File, JournalError> {
+    let mut file = OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .map_err(io_err("create", path))?;
+    // A leftover from an interrupted earlier attempt is emptied first (append mode cannot
+    // be combined with truncate-on-open).
+    file.set_len(0).map_err(io_err("truncate", path))?;
+    file.write_all(data).map_err(io_err("write", path))?;
+    file.sync_all().map_err(io_err("fsync", path))?;
+    Ok(file)
+}
+
+/// Makes entries created, renamed or removed in `dir` durable.
+fn sync_dir(dir: &Path) -> Result<(), JournalError> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(io_err("fsync directory", dir))
+}
+
+/// `name` reduced to `[A-Za-z0-9._-]` (others become `_`), so it can never leave the games directory.
+fn sanitise_name(name: &str) -> String {
+    let clean: String = name
+        .chars()
+        .take(MAX_NAME_CHARS)
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if clean.is_empty() {
+        "game".to_string()
+    } else {
+        clean
+    }
+}
+
+/// `<games>/<base>.sgf`, or `<base>-2.sgf`, `<base>-3.sgf`… if taken.
+fn free_archive_path(games: &Path, base: &str) -> Result<PathBuf, JournalError> {
+    let mut candidate = games.join(format!("{base}.sgf"));
+    let mut n: u64 = 1;
+    loop {
+        // `symlink_metadata`, so even a dangling symlink counts as taken and is not replaced.
+        match fs::symlink_metadata(&candidate) {
+            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(candidate),
+            Err(err) => return Err(io_err("inspect", &candidate)(err)),
+            Ok(_) => {
+                n += 1;
+                candidate = games.join(format!("{base}-{n}.sgf"));
+            }
+        }
+    }
+}
+
+/// Wraps an io error with what was being done and to which path.
+fn io_err<'a>(op: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> JournalError + 'a {
+    move |source| JournalError::Io {
+        op,
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn journal_path(dir: &Path) -> PathBuf {
+        dir.join(JOURNAL_NAME)
+    }
+
+    fn strings(items: &[&str]) -> Vec<String> {
+        items.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn open_creates_missing_directories_and_an_empty_journal() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("a").join("state");
+        let (journal, commands) = Journal::open(&dir).unwrap();
+        assert!(commands.is_empty());
+        assert!(journal.is_empty());
+        assert_eq!(journal.len(), 0);
+        assert!(journal_path(&dir).is_file());
+    }
+
+    #[test]
+    fn append_and_reopen_round_trip_keeps_order_and_seq() {
+        let tmp = tempfile::tempdir().unwrap();
+        let cmds = [
+            "boardsize 9",
+            "komi 7",
+            "kata-set-rules chinese",
+            "play B D4",
+            "undo",
+        ];
+        {
+            let (mut journal, _) = Journal::open(tmp.path()).unwrap();
+            for (i, cmd) in cmds.iter().enumerate() {
+                assert_eq!(journal.append(cmd).unwrap(), i as u64 + 1);
+            }
+            assert_eq!(journal.len(), 5);
+        }
+        let (mut journal, commands) = Journal::open(tmp.path()).unwrap();
+        assert_eq!(commands, strings(&cmds));
+        assert_eq!(journal.len(), 5);
+        assert_eq!(journal.append("tengen-engine-color white").unwrap(), 6);
+
+        let text = fs::read_to_string(journal_path(tmp.path())).unwrap();
+        let first = text.lines().next().unwrap();
+        assert_eq!(first, r#"{"seq":1,"cmd":"boardsize 9"}"#);
+        assert_eq!(text.lines().count(), 6);
+        assert!(text.ends_with('\n'));
+    }
+
+    #[test]
+    fn torn_tail_is_dropped_and_appends_continue_cleanly() {
+        let tmp = tempfile::tempdir().unwrap();
+        {
+            let (mut journal, _) = Journal::open(tmp.path()).unwrap();
+            journal.append("boardsize 9").unwrap();
+            journal.append("play B D4").unwrap();
+        }
+        let path = journal_path(tmp.path());
+        let mut file = OpenOptions::new().append(true).open(&path).unwrap();
+        file.write_all(br#"{"seq":3,"cm"#).unwrap();
+        drop(file);
+
+        let (mut journal, commands) = Journal::open(tmp.path()).unwrap();
+        assert_eq!(commands, strings(&["boardsize 9", "play B D4"]));
+        assert_eq!(journal.append("play W E5").unwrap(), 3);
+
+        let text = fs::read_to_string(&path).unwrap();
+        assert_eq!(
+            text,
+            concat!(
+                r#"{"seq":1,"cmd":"boardsize 9"}"#,
+                "\n",
+                r#"{"seq":2,"cmd":"play B D4"}"#,
+                "\n",
+                r#"{"seq":3,"cmd":"play W E5"}"#,
+                "\n"
+            )
+        );
+        let (_, commands) = Journal::open(tmp.path()).unwrap();
+        assert_eq!(
+            commands,
+            strings(&["boardsize 9", "play B D4", "play W E5"])
+        );
+    }
+
+    #[test]
+    fn last_line_without_newline_or_unreadable_is_dropped() {
+        for tail in [
+            &br#"{"seq":2,"cmd":"play B D4"}"#[..], // whole record, newline missing
+            b"\0\0\0\0\0\0",                        // zero-filled block after power loss
+            b"{\"seq\":2,\"cmd\":\"pl\n",           // garbage that happens to end in '\n'
+            b"{\"seq\":2,\"cmd\":\"\xff\"}\n",      // not UTF-8
+        ] {
+            let tmp = tempfile::tempdir().unwrap();
+            let path = journal_path(tmp.path());
+            let mut content = b"{\"seq\":1,\"cmd\":\"boardsize 9\"}\n".to_vec();
+            let clean_len = content.len() as u64;
+            content.extend_from_slice(tail);
+            fs::write(&path, &content).unwrap();
+
+            let (journal, commands) = Journal::open(tmp.path()).unwrap();
+            assert_eq!(commands, strings(&["boardsize 9"]), "tail {tail:?}");
+            assert_eq!(journal.len(), 1);
+            assert_eq!(fs::metadata(&path).unwrap().len(), clean_len);
+        }
+    }
+
+    #[test]
+    fn corrupt_middle_line_is_an_error_with_its_line_number() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = journal_path(tmp.path());
+        let content = concat!(
+            r#"{"seq":1,"cmd":"boardsize 9"}"#,
+            "\n",
+            r#"{"seq":2,"cm"#,
+            "\n",
+            r#"{"seq":3,"cmd":"play B D4"}"#,
+            "\n"
+        );
+        fs::write(&path, content).unwrap();
+        match Journal::open(tmp.path()) {
+            Err(JournalError::Corrupt { line, .. }) => assert_eq!(line, 2),
+            other => panic!("expected Corrupt, got {other:?}"),
+        }
+        // Nothing was cut away: the records after the damage are still there to recover.
+        assert_eq!(fs::read_to_string(&path).unwrap(), content);
+    }
+
+    #[test]
+    fn sequence_gaps_and_repeats_are_corrupt_even_on_the_last_line() {
+        for (content, bad_line) in [
+            ("{\"seq\":1,\"cmd\":\"a\"}\n{\"seq\":3,\"cmd\":\"b\"}\n", 2),
+            (
+                "{\"seq\":1,\"cmd\":\"a\"}\n{\"seq\":1,\"cmd\":\"b\"}\n{\"seq\":2,\"cmd\":\"c\"}\n",
+                2,
+            ),
+            ("{\"seq\":0,\"cmd\":\"a\"}\n", 1),
+            // Valid JSON but a command `append` would have refused.
+            ("{\"seq\":1,\"cmd\":\"a\\nb\"}\n", 1),
+        ] {
+            let tmp = tempfile::tempdir().unwrap();
+            fs::write(journal_path(tmp.path()), content).unwrap();
+            match Journal::open(tmp.path()) {
+                Err(JournalError::Corrupt { line, .. }) => assert_eq!(line, bad_line),
+                other => panic!("expected Corrupt for {content:?}, got {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn awkward_commands_round_trip() {
+        let tmp = tempfile::tempdir().unwrap();
+        let cmds = [
+            r#"tengen-name "quoted" \ back\slash"#,
+            "unicode 天元 ☗ é",
+            "tab\there",
+            r#"{"seq":99,"cmd":"looks like a record"}"#,
+            "",
+        ];
+        {
+            let (mut journal, _) = Journal::open(tmp.path()).unwrap();
+            for cmd in cmds {
+                journal.append(cmd).unwrap();
+            }
+        }
+        let (journal, commands) = Journal::open(tmp.path()).unwrap();
+        assert_eq!(commands, strings(&cmds));
+        assert_eq!(journal.len(), cmds.len() as u64);
+        let text = fs::read_to_string(journal_path(tmp.path())).unwrap();
+        assert_eq!(text.lines().count(), cmds.len());
+    }
+
+    #[test]
+    fn line_breaks_and_oversized_commands_are_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (mut journal, _) = Journal::open(tmp.path()).unwrap();
+        journal.append("boardsize 9").unwrap();
+        assert!(matches!(
+            journal.append("play B D4\nplay W E5"),
+            Err(JournalError::LineBreak)
+        ));
+        assert!(matches!(
+            journal.append("play B D4\r"),
+            Err(JournalError::LineBreak)
+        ));
+        let long = "x".repeat(MAX_COMMAND_BYTES + 1);
+        assert!(matches!(
+            journal.append(&long),
+            Err(JournalError::TooLong { len }) if len == MAX_COMMAND_BYTES + 1
+        ));
+        // Refusals change nothing and leave the journal usable.
+        assert_eq!(journal.len(), 1);
+        assert_eq!(journal.append(&"y".repeat(MAX_COMMAND_BYTES)).unwrap(), 2);
+        let (_, commands) = Journal::open(tmp.path()).unwrap();
+        assert_eq!(commands.len(), 2);
+        assert_eq!(commands[0], "boardsize 9");
+    }
+
+    #[test]
+    fn reset_replaces_all_records() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (mut journal, _) = Journal::open(tmp.path()).unwrap();
+        for cmd in ["boardsize 19", "play B Q16", "play W D4"] {
+            journal.append(cmd).unwrap();
+        }
+        let setup = strings(&["boardsize 9", "komi 7"]);
+        journal.reset(&setup).unwrap();
+        assert_eq!(journal.len(), 2);
+        // Appends after a reset go to the new file, continuing its numbering.
+        assert_eq!(journal.append("play B E5").unwrap(), 3);
+        assert!(!tmp.path().join(JOURNAL_TMP_NAME).exists());
+
+        let (mut journal, commands) = Journal::open(tmp.path()).unwrap();
+        assert_eq!(commands, strings(&["boardsize 9", "komi 7", "play B E5"]));
+
+        journal.reset(&[]).unwrap();
+        assert!(journal.is_empty());
+        let (_, commands) = Journal::open(tmp.path()).unwrap();
+        assert!(commands.is_empty());
+    }
+
+    #[test]
+    fn reset_with_a_bad_command_changes_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (mut journal, _) = Journal::open(tmp.path()).unwrap();
+        journal.append("boardsize 9").unwrap();
+        let bad = strings(&["boardsize 13", "komi\n7"]);
+        assert!(matches!(journal.reset(&bad), Err(JournalError::LineBreak)));
+        assert_eq!(journal.len(), 1);
+        assert_eq!(journal.append("play B D4").unwrap(), 2);
+        let (_, commands) = Journal::open(tmp.path()).unwrap();
+        assert_eq!(commands, strings(&["boardsize 9", "play B D4"]));
+    }
+
+    #[test]
+    fn archive_writes_sgf_empties_journal_and_never_overwrites() {
+        let tmp = tempfile::tempdir().unwrap();
+        let games = tmp.path().join(GAMES_DIR);
+        let (mut journal, _) = Journal::open(tmp.path()).unwrap();
+        journal.append("boardsize 9").unwrap();
+        journal.append("play B D4").unwrap();
+
+        let first_sgf = "(;GM[1]SZ[9];B[dd])";
+        let first = journal.archive("2024-05-01_game", first_sgf).unwrap();
+        assert_eq!(first, games.join("2024-05-01_game.sgf"));
+        assert_eq!(fs::read_to_string(&first).unwrap(), first_sgf);
+        assert!(journal.is_empty());
+        assert!(!games.join(ARCHIVE_TMP_NAME).exists());
+        let (mut journal, commands) = Journal::open(tmp.path()).unwrap();
+        assert!(commands.is_empty());
+
+        journal.append("boardsize 9").unwrap();
+        let second = journal.archive("2024-05-01_game", "(;GM[1]SZ[9])").unwrap();
+        assert_eq!(second, games.join("2024-05-01_game-2.sgf"));
+        let third = journal.archive("2024-05-01_game", "(;GM[1])").unwrap();
+        assert_eq!(third, games.join("2024-05-01_game-3.sgf"));
+        assert_eq!(fs::read_to_string(&first).unwrap(), first_sgf);
+        assert_eq!(fs::read_to_string(&second).unwrap(), "(;GM[1]SZ[9])");
+        assert_eq!(fs::read_dir(&games).unwrap().count(), 3);
+    }
+
+    #[test]
+    fn archive_names_are_sanitised_into_the_games_directory() {
+        let tmp = tempfile::tempdir().unwrap();
+        let games = tmp.path().join(GAMES_DIR);
+        let (mut journal, _) = Journal::open(tmp.path()).unwrap();
+        for (name, file) in [
+            ("../x", ".._x.sgf"),
+            ("/etc/passwd", "_etc_passwd.sgf"),
+            ("a b/c\\d:é", "a_b_c_d__.sgf"),
+            ("", "game.sgf"),
+            ("ok.Name_1-2", "ok.Name_1-2.sgf"),
+        ] {
+            let path = journal.archive(name, "(;GM[1])").unwrap();
+            assert_eq!(path, games.join(file), "name {name:?}");
+            assert_eq!(path.parent().unwrap(), games);
+            assert!(path.is_file());
+        }
+        assert!(!tmp.path().join("x.sgf").exists());
+        let long = journal.archive(&"n".repeat(1000), "(;GM[1])").unwrap();
+        let file_name = long.file_name().unwrap().to_str().unwrap();
+        assert_eq!(file_name.len(), MAX_NAME_CHARS + ".sgf".len());
+    }
+
+    #[test]
+    fn a_thousand_records_survive_reopen() {
+        let tmp = tempfile::tempdir().unwrap();
+        let cmds: Vec<String> = (0..1000).map(|i| format!("play B {i}")).collect();
+        {
+            let (mut journal, _) = Journal::open(tmp.path()).unwrap();
+            for (i, cmd) in cmds.iter().enumerate() {
+                assert_eq!(journal.append(cmd).unwrap(), i as u64 + 1);
+            }
+        }
+        let (journal, commands) = Journal::open(tmp.path()).unwrap();
+        assert_eq!(journal.len(), 1000);
+        assert_eq!(commands, cmds);
+    }
+
+    #[test]
+    fn io_errors_name_the_path() {
+        let tmp = tempfile::tempdir().unwrap();
+        let not_a_dir = tmp.path().join("plain-file");
+        fs::write(&not_a_dir, "x").unwrap();
+        let err = Journal::open(&not_a_dir).unwrap_err();
+        assert!(matches!(err, JournalError::Io { .. }), "{err:?}");
+        assert!(
+            err.to_string().contains(&not_a_dir.display().to_string()),
+            "{err}"
+        );
+    }
+}

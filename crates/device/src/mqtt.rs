@@ -1,0 +1,320 @@
+//! The MQTT link: one event loop that keeps a persistent QoS 1 session with the broker,
+//! reconnects with backoff, hands snapshots and commands to the engine loop and publishes
+//! what the appliance says, under `<prefix>/` (`tengen/<device-id>` by default).
+
+use std::path::PathBuf;
+use std::sync::mpsc::{SyncSender, TrySendError};
+use std::time::Duration;
+
+use rumqttc::{v5, QoS, TlsConfiguration, Transport};
+use tokio::sync::mpsc::Receiver;
+
+use crate::appliance::Out;
+
+/// Inbound messages kept while the engine loop is busy; past this they are dropped (and
+/// logged) so that a flood cannot exhaust memory.
+pub const INBOUND_QUEUE: usize = 4096;
+
+/// Largest packet taken from the broker. Payloads over the appliance's own limit are
+/// still read (and refused with an alert): a packet over this one drops the connection.
+pub const MAX_INCOMING_PACKET: usize = 4 * 1024 * 1024;
+
+/// The MQTT protocol version spoken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Version {
+    /// MQTT 3.1.1.
+    #[default]
+    V311,
+    /// MQTT 5.
+    V5,
+}
+
+/// TLS files (PEM).
+#[derive(Clone, Debug)]
+pub struct TlsFiles {
+    /// The CA that signed the broker's certificate.
+    pub ca: PathBuf,
+    /// A client certificate and its key, for brokers that ask for one.
+    pub client: Option<(PathBuf, PathBuf)>,
+}
+
+/// Where the broker is and who we are.
+#[derive(Clone, Debug)]
+pub struct MqttConfig {
+    /// Broker host.
+    pub host: String,
+    /// Broker port.
+    pub port: u16,
+    /// Client id (also names the persistent session).
+    pub client_id: String,
+    /// Topic prefix, e.g. `tengen/kiosk-1`.
+    pub prefix: String,
+    /// Protocol version.
+    pub version: Version,
+    /// User name and password.
+    pub credentials: Option<(String, String)>,
+    /// TLS, if the broker wants it.
+    pub tls: Option<TlsFiles>,
+    /// Keep-alive interval.
+    pub keep_alive: Duration,
+    /// Longest wait between reconnection attempts.
+    pub max_backoff: Duration,
+}
+
+/// What the links (MQTT, serial, signals) hand to the engine loop.
+#[derive(Debug)]
+pub enum Inbound {
+    /// A GTP line from the serial link; the formatted reply goes back on the sender.
+    Gtp(String, std::sync::mpsc::Sender<String>),
+    /// Stop: a signal asked the daemon to end.
+    Shutdown,
+    /// A payload on `board/snapshot`.
+    Snapshot(Vec<u8>),
+    /// A payload on `command`.
+    Command(Vec<u8>),
+    /// The link (re)connected: the state should be published again.
+    Connected,
+}
+
+/// Why the link could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum MqttError {
+    /// A TLS file could not be read.
+    #[error("mqtt.tls: cannot read {path}: {source}")]
+    TlsFile {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+/// The topic of `suffix` under `prefix`.
+pub fn topic(prefix: &str, suffix: &str) -> String {
+    format!("{prefix}/{suffix}")
+}
+
+/// One client, either version.
+enum Client {
+    V4(rumqttc::AsyncClient),
+    V5(v5::AsyncClient),
+}
+
+enum Loop {
+    V4(Box<rumqttc::EventLoop>),
+    V5(Box<v5::EventLoop>),
+}
+
+/// What a poll of the event loop gave.
+enum Polled {
+    ConnAck,
+    Publish(String, Vec<u8>),
+    Other,
+}
+
+impl Client {
+    fn new(c: &MqttConfig) -> Result<(Client, Loop), MqttError> {
+        let will_topic = topic(&c.prefix, "availability");
+        let transport = match &c.tls {
+            None => Transport::Tcp,
+            Some(t) => {
+                // One process-wide crypto provider; installing twice is harmless.
+                let _ = rustls::crypto::ring::default_provider().install_default();
+                let read = |p: &PathBuf| {
+                    std::fs::read(p).map_err(|source| MqttError::TlsFile {
+                        path: p.clone(),
+                        source,
+                    })
+                };
+                let client_auth = match &t.client {
+                    Some((cert, key)) => Some((read(cert)?, read(key)?)),
+                    None => None,
+                };
+                Transport::Tls(TlsConfiguration::Simple {
+                    ca: read(&t.ca)?,
+                    alpn: None,
+                    client_auth,
+                })
+            }
+        };
+        Ok(match c.version {
+            Version::V311 => {
+                let mut o = rumqttc::MqttOptions::new(&c.client_id, &c.host, c.port);
+                o.set_keep_alive(c.keep_alive)
+                    .set_clean_session(false)
+                    .set_max_packet_size(MAX_INCOMING_PACKET, 256 * 1024)
+                    .set_transport(transport)
+                    .set_last_will(rumqttc::LastWill::new(
+                        will_topic,
+                        "offline",
+                        QoS::AtLeastOnce,
+                        true,
+                    ));
+                if let Some((u, p)) = &c.credentials {
+                    o.set_credentials(u, p);
+                }
+                let (client, ev) = rumqttc::AsyncClient::new(o, 1024);
+                (Client::V4(client), Loop::V4(Box::new(ev)))
+            }
+            Version::V5 => {
+                let mut o = v5::MqttOptions::new(&c.client_id, &c.host, c.port);
+                o.set_keep_alive(c.keep_alive)
+                    .set_clean_start(false)
+                    // The session outlives a disconnection by a day, so that queued
+                    // snapshots wait for us.
+                    .set_session_expiry_interval(Some(86_400))
+                    .set_max_packet_size(Some(MAX_INCOMING_PACKET as u32))
+                    .set_transport(transport)
+                    .set_last_will(v5::mqttbytes::v5::LastWill::new(
+                        will_topic,
+                        "offline",
+                        v5::mqttbytes::QoS::AtLeastOnce,
+                        true,
+                        None,
+                    ));
+                if let Some((u, p)) = &c.credentials {
+                    o.set_credentials(u, p);
+                }
+                let (client, ev) = v5::AsyncClient::new(o, 1024);
+                (Client::V5(client), Loop::V5(Box::new(ev)))
+            }
+        })
+    }
+
+    fn try_publish(&self, topic: String, retain: bool, payload: Vec<u8>) -> Result<(), String> {
+        match self {
+            Client::V4(c) => c
+                .try_publish(topic, QoS::AtLeastOnce, retain, payload)
+                .map_err(|e| e.to_string()),
+            Client::V5(c) => c
+                .try_publish(topic, v5::mqttbytes::QoS::AtLeastOnce, retain, payload)
+                .map_err(|e| e.to_string()),
+        }
+    }
+
+    fn try_subscribe(&self, topic: String) -> Result<(), String> {
+        match self {
+            Client::V4(c) => c
+                .try_subscribe(topic, QoS::AtLeastOnce)
+                .map_err(|e| e.to_string()),
+            Client::V5(c) => c
+                .try_subscribe(topic, v5::mqttbytes::QoS::AtLeastOnce)
+                .map_err(|e| e.to_string()),
+        }
+    }
+
+    fn try_disconnect(&self) {
+        let _ = match self {
+            Client::V4(c) => c.try_disconnect().map_err(|e| e.to_string()),
+            Client::V5(c) => c.try_disconnect().map_err(|e| e.to_string()),
+        };
+    }
+}
+
+impl Loop {
+    async fn poll(&mut self) -> Result<Polled, String> {
+        match self {
+            Loop::V4(ev) => match ev.poll().await {
+                Ok(rumqttc::Event::Incoming(rumqttc::Packet::ConnAck(_))) => Ok(Polled::ConnAck),
+                Ok(rumqttc::Event::Incoming(rumqttc::Packet::Publish(p))) => {
+                    Ok(Polled::Publish(p.topic, p.payload.to_vec()))
+                }
+                Ok(_) => Ok(Polled::Other),
+                Err(e) => Err(e.to_string()),
+            },
+            Loop::V5(ev) => match ev.poll().await {
+                Ok(v5::Event::Incoming(v5::Incoming::ConnAck(_))) => Ok(Polled::ConnAck),
+                Ok(v5::Event::Incoming(v5::Incoming::Publish(p))) => Ok(Polled::Publish(
+                    String::from_utf8_lossy(&p.topic).into_owned(),
+                    p.payload.to_vec(),
+                )),
+                Ok(_) => Ok(Polled::Other),
+                Err(e) => Err(e.to_string()),
+            },
+        }
+    }
+}
+
+/// Runs the link until `outbound` closes (the engine loop ended): then publishes
+/// `offline` and disconnects. `online` is the retained status published on each connection.
+pub async fn run(
+    config: MqttConfig,
+    online: String,
+    inbound: SyncSender<Inbound>,
+    mut outbound: Receiver<Out>,
+) -> Result<(), MqttError> {
+    let (client, mut ev) = Client::new(&config)?;
+    let prefix = config.prefix.clone();
+    let snapshot_topic = topic(&prefix, "board/snapshot");
+    let command_topic = topic(&prefix, "command");
+    let mut backoff = Duration::from_millis(250);
+    let mut connected = false;
+    loop {
+        tokio::select! {
+            polled = ev.poll() => match polled {
+                Ok(Polled::ConnAck) => {
+                    log::info!("mqtt: connected to {}:{}", config.host, config.port);
+                    connected = true;
+                    backoff = Duration::from_millis(250);
+                    for t in [&snapshot_topic, &command_topic] {
+                        if let Err(e) = client.try_subscribe(t.clone()) {
+                            log::error!("mqtt: cannot subscribe to {t}: {e}");
+                        }
+                    }
+                    let _ = client.try_publish(topic(&prefix, "availability"), true, b"online".to_vec());
+                    let _ = client.try_publish(topic(&prefix, "status"), true, online.clone().into_bytes());
+                    hand_over(&inbound, Inbound::Connected);
+                }
+                Ok(Polled::Publish(t, payload)) => {
+                    if t == snapshot_topic {
+                        hand_over(&inbound, Inbound::Snapshot(payload));
+                    } else if t == command_topic {
+                        hand_over(&inbound, Inbound::Command(payload));
+                    }
+                }
+                Ok(Polled::Other) => {}
+                Err(e) => {
+                    if connected {
+                        log::warn!("mqtt: connection lost: {e}; reconnecting");
+                        connected = false;
+                    } else {
+                        log::debug!("mqtt: still not connected: {e}");
+                    }
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(config.max_backoff);
+                }
+            },
+            out = outbound.recv() => match out {
+                Some(o) => {
+                    if let Err(e) = client.try_publish(topic(&prefix, o.topic), o.retain, o.payload.into_bytes()) {
+                        log::warn!("mqtt: {} message dropped: {e}", o.topic);
+                    }
+                }
+                None => break,
+            },
+        }
+    }
+    // Orderly stop: say so (the will covers crashes), give the loop a moment to send it.
+    let _ = client.try_publish(topic(&prefix, "availability"), true, b"offline".to_vec());
+    client.try_disconnect();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
+    while let Ok(Ok(_)) = tokio::time::timeout_at(deadline, ev.poll()).await {}
+    Ok(())
+}
+
+fn hand_over(inbound: &SyncSender<Inbound>, msg: Inbound) {
+    match inbound.try_send(msg) {
+        Ok(()) => {}
+        Err(TrySendError::Full(m)) => {
+            let what = match m {
+                Inbound::Snapshot(_) => "snapshot",
+                Inbound::Command(_) => "command",
+                Inbound::Connected => "reconnection notice",
+                Inbound::Gtp(..) => "GTP line",
+                Inbound::Shutdown => "shutdown",
+            };
+            log::error!("engine loop busy: inbound {what} dropped");
+        }
+        Err(TrySendError::Disconnected(_)) => {}
+    }
+}

@@ -1,0 +1,462 @@
+//! The MQTT payloads: what comes in (snapshots, commands) decoded with errors a maker can
+//! act on, and what goes out (state, moves, analysis, alerts) as JSON.
+
+use serde::{Deserialize, Serialize};
+use tengen_rules::{BoardSize, Game, Move, Player};
+use tengen_search::Analysis;
+
+use crate::snapshot::{Snapshot, SnapshotError};
+use crate::Fix;
+
+/// Largest payload read; anything longer is refused before parsing.
+pub const MAX_PAYLOAD: usize = 16 * 1024;
+
+/// Why a payload was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum PayloadError {
+    /// The payload is over [`MAX_PAYLOAD`].
+    #[error("payload of {0} bytes is over the {MAX_PAYLOAD}-byte limit")]
+    TooLarge(usize),
+    /// Not UTF-8 text.
+    #[error("payload is not UTF-8 text")]
+    NotText,
+    /// JSON that does not parse or does not have the documented fields.
+    #[error("bad JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    /// A snapshot that does not fit the game's board.
+    #[error("{0}")]
+    Snapshot(#[from] SnapshotError),
+    /// A value out of range (named).
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// A snapshot as JSON: `{"rows": ["..X..", ...]}` or `{"board": "..X..\n..."}`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SnapshotJson {
+    rows: Option<Vec<String>>,
+    board: Option<String>,
+}
+
+/// Reads a snapshot for a `size` board: plain rows of `. X O ?` or the JSON forms above.
+pub fn decode_snapshot(payload: &[u8], size: BoardSize) -> Result<Snapshot, PayloadError> {
+    let text = text_of(payload)?;
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('{') {
+        let j: SnapshotJson = serde_json::from_str(trimmed)?;
+        let text = match (j.rows, j.board) {
+            (Some(rows), None) => {
+                if rows.len() != size.height() {
+                    return Err(PayloadError::Invalid(format!(
+                        "snapshot has {} rows, the board has {}",
+                        rows.len(),
+                        size.height()
+                    )));
+                }
+                rows.join("\n")
+            }
+            (None, Some(b)) => b,
+            _ => {
+                return Err(PayloadError::Invalid(
+                    "a snapshot has either \"rows\" or \"board\"".into(),
+                ))
+            }
+        };
+        Ok(Snapshot::parse(size, &text)?)
+    } else {
+        Ok(Snapshot::parse(size, text)?)
+    }
+}
+
+fn text_of(payload: &[u8]) -> Result<&str, PayloadError> {
+    if payload.len() > MAX_PAYLOAD {
+        return Err(PayloadError::TooLarge(payload.len()));
+    }
+    std::str::from_utf8(payload).map_err(|_| PayloadError::NotText)
+}
+
+/// Who the engine plays for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum EngineSide {
+    /// The engine plays Black.
+    Black,
+    /// The engine plays White.
+    #[default]
+    White,
+    /// Both sides are human; the engine only analyses.
+    None,
+}
+
+impl EngineSide {
+    /// Whether the engine plays `p`.
+    pub fn plays(self, p: Player) -> bool {
+        matches!(
+            (self, p),
+            (EngineSide::Black, Player::Black) | (EngineSide::White, Player::White)
+        )
+    }
+}
+
+/// A command on `tengen/<id>/command`.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(tag = "cmd", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Command {
+    /// Starts a new game (the old one is archived).
+    NewGame {
+        /// Board size (default 19).
+        #[serde(default = "default_size")]
+        size: usize,
+        /// Komi (default 7.5).
+        #[serde(default = "default_komi")]
+        komi: f64,
+        /// Rules name as `kata-set-rules` takes it (default chinese).
+        #[serde(default = "default_rules")]
+        rules: String,
+        /// Fixed handicap stones (0 or 2..9).
+        #[serde(default)]
+        handicap: usize,
+        /// The engine's side.
+        #[serde(default)]
+        engine: EngineSide,
+    },
+    /// Takes back the last move.
+    Undo,
+    /// The player to move passes.
+    Pass,
+    /// The player to move resigns.
+    Resign,
+    /// The engine's strength (1..10).
+    Level {
+        /// 1 (beginner) to 10 (full strength).
+        level: u8,
+    },
+    /// Analysis on or off.
+    Analysis {
+        /// Publish analysis while the game goes on.
+        on: bool,
+        /// Include ownership (one value per point, White = +1).
+        #[serde(default)]
+        ownership: bool,
+    },
+    /// One GTP command, answered on `gtp/reply`.
+    Gtp {
+        /// The command line.
+        line: String,
+        /// Echoed in the reply.
+        #[serde(default)]
+        id: Option<String>,
+    },
+}
+
+fn default_size() -> usize {
+    19
+}
+fn default_komi() -> f64 {
+    7.5
+}
+fn default_rules() -> String {
+    "chinese".into()
+}
+
+/// Reads a command payload.
+pub fn decode_command(payload: &[u8]) -> Result<Command, PayloadError> {
+    let cmd: Command = serde_json::from_str(text_of(payload)?)?;
+    match &cmd {
+        Command::NewGame { size, handicap, .. } => {
+            BoardSize::square(*size).map_err(|e| PayloadError::Invalid(format!("size: {e}")))?;
+            if *handicap == 1 || *handicap > 9 {
+                return Err(PayloadError::Invalid(format!(
+                    "handicap: {handicap} (use 0 or 2 to 9)"
+                )));
+            }
+        }
+        Command::Level { level } if !(1..=10).contains(level) => {
+            return Err(PayloadError::Invalid(format!(
+                "level: {level} (use 1 to 10)"
+            )));
+        }
+        _ => {}
+    }
+    Ok(cmd)
+}
+
+/// The retained game state on `tengen/<id>/state`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct State {
+    /// Board width and height.
+    pub size: [usize; 2],
+    /// Komi.
+    pub komi: f32,
+    /// Rules as KataGo names them (JSON).
+    pub rules: serde_json::Value,
+    /// Moves so far, e.g. `["B D4", "W Q16", "B pass"]` (setup stones not included).
+    pub moves: Vec<String>,
+    /// Setup stones (handicap or free placement) as `"B D4"`.
+    pub setup: Vec<String>,
+    /// `B` or `W`.
+    pub to_move: String,
+    /// The board, top row first, `. X O`.
+    pub rows: Vec<String>,
+    /// The engine's side.
+    pub engine: EngineSide,
+    /// Whether the engine is thinking.
+    pub thinking: bool,
+    /// The result once the game is over, e.g. `W+R`, `B+3.5`.
+    pub result: Option<String>,
+}
+
+impl State {
+    /// The state of `game`.
+    pub fn of(game: &Game, engine: EngineSide, thinking: bool) -> State {
+        let board = game.board();
+        let size = board.size();
+        let show = |b: &tengen_rules::Board| -> Vec<String> {
+            (0..size.height())
+                .map(|y| {
+                    (0..size.width())
+                        .map(|x| match size.loc(x, y).and_then(|l| b.stone(l)) {
+                            None => '.',
+                            Some(Player::Black) => 'X',
+                            Some(Player::White) => 'O',
+                        })
+                        .collect()
+                })
+                .collect()
+        };
+        let rows = show(board);
+        let moves = game
+            .turns()
+            .iter()
+            .map(|t| format!("{} {}", t.player.letter(), size.gtp(t.mv)))
+            .collect();
+        let initial = game.initial_board();
+        let setup = size
+            .points()
+            .filter_map(|l| {
+                initial
+                    .stone(l)
+                    .map(|p| format!("{} {}", p.letter(), size.gtp(Move::Play(l))))
+            })
+            .collect();
+        State {
+            size: [size.width(), size.height()],
+            komi: game.rules().komi,
+            rules: game.rules().to_json_no_komi(),
+            moves,
+            setup,
+            to_move: game.to_move().letter().to_string(),
+            rows,
+            engine,
+            thinking,
+            result: game.outcome().map(|o| o.sgf_result()),
+        }
+    }
+}
+
+/// A move played by the engine, on `tengen/<id>/move`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct MoveMsg {
+    /// `B` or `W`.
+    pub color: String,
+    /// The vertex (`D4`, `pass`, `resign`).
+    pub vertex: String,
+    /// Its move number (1 = the first move of the game).
+    pub number: usize,
+}
+
+/// One candidate in an analysis message.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Candidate {
+    /// The vertex.
+    pub vertex: String,
+    /// Visits.
+    pub visits: u64,
+    /// Win probability for the player to move.
+    pub winrate: f64,
+    /// Lead of the player to move, in points.
+    #[serde(rename = "scoreLead")]
+    pub score_lead: f64,
+    /// The expected continuation.
+    pub pv: Vec<String>,
+}
+
+/// Throttled analysis on `tengen/<id>/analysis`, from the side to move's point of view.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct AnalysisMsg {
+    /// Number of moves the analysed position has.
+    pub number: usize,
+    /// `B` or `W`: whose view the numbers take.
+    pub to_move: String,
+    /// Root visits.
+    pub visits: u64,
+    /// Win probability of the player to move.
+    pub winrate: f64,
+    /// Lead of the player to move.
+    #[serde(rename = "scoreLead")]
+    pub score_lead: f64,
+    /// The best moves, best first.
+    pub moves: Vec<Candidate>,
+    /// Ownership per point, top row first, +1 = the player to move owns it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ownership: Option<Vec<f32>>,
+}
+
+impl AnalysisMsg {
+    /// The message for a search snapshot `a` of the position after `number` moves, with
+    /// at most `top` candidates.
+    pub fn of(a: &Analysis, number: usize, top: usize) -> AnalysisMsg {
+        let pla = a.root.current_player;
+        // The search reports White's view; a panel wants the mover's.
+        let flip = |w: f64| if pla == Player::White { w } else { 1.0 - w };
+        let sign = if pla == Player::White { 1.0 } else { -1.0 };
+        AnalysisMsg {
+            number,
+            to_move: pla.letter().to_string(),
+            visits: a.root.visits,
+            winrate: round3(flip(a.root.winrate)),
+            score_lead: round3(sign * a.root.score_lead),
+            moves: a
+                .moves
+                .iter()
+                .take(top)
+                .map(|m| Candidate {
+                    vertex: a.size.gtp(m.mv),
+                    visits: m.visits,
+                    winrate: round3(flip(m.winrate)),
+                    score_lead: round3(sign * m.score_lead),
+                    pv: m.pv.iter().map(|&mv| a.size.gtp(mv)).collect(),
+                })
+                .collect(),
+            ownership: a
+                .ownership
+                .as_ref()
+                .map(|o| o.iter().map(|&v| round3(sign * v as f64) as f32).collect()),
+        }
+    }
+}
+
+fn round3(v: f64) -> f64 {
+    (v * 1000.0).round() / 1000.0
+}
+
+/// Something the players or the maker must know, on `tengen/<id>/alert`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Alert {
+    /// The physical board disagrees with the game: these points need fixing.
+    Fix {
+        /// What to change, e.g. `{"point":"D4","want":"empty","seen":"B"}`.
+        fixes: Vec<FixMsg>,
+        /// The moves assumed when reading the board, if any.
+        assuming: Vec<String>,
+    },
+    /// Several readings fit: the players must say which (e.g. via `play` on `gtp`).
+    Ambiguous {
+        /// The readings, each a list of moves.
+        options: Vec<Vec<String>>,
+    },
+    /// The board is back in agreement with the game.
+    Resolved,
+    /// An input was refused.
+    Error {
+        /// Where it came from (topic name or `serial`).
+        source: String,
+        /// What was wrong.
+        message: String,
+    },
+}
+
+/// One point to fix.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct FixMsg {
+    /// The point.
+    pub point: String,
+    /// What should be there: `empty`, `B` or `W`.
+    pub want: String,
+    /// What the board shows.
+    pub seen: String,
+}
+
+impl FixMsg {
+    /// The message for `fix` on a `size` board.
+    pub fn of(fix: &Fix, size: BoardSize) -> FixMsg {
+        let name = |s: Option<Player>| s.map_or("empty".to_string(), |p| p.letter().to_string());
+        FixMsg {
+            point: size.gtp(Move::Play(fix.loc)),
+            want: name(fix.want),
+            seen: match fix.seen {
+                crate::Cell::Empty => "empty".into(),
+                crate::Cell::Stone(p) => p.letter().to_string(),
+                crate::Cell::Unknown => "unseen".into(),
+            },
+        }
+    }
+}
+
+/// The answer to a `gtp` command, on `tengen/<id>/gtp/reply`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct GtpReply {
+    /// The request's id.
+    pub id: Option<String>,
+    /// Whether it succeeded (`=`) or failed (`?`).
+    pub ok: bool,
+    /// The reply text.
+    pub text: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nine() -> BoardSize {
+        BoardSize::square(9).unwrap()
+    }
+
+    #[test]
+    fn snapshots_in_three_forms() {
+        let rows: Vec<String> = (0..9)
+            .map(|y| if y == 2 { "..X...O.?" } else { "........." }.to_string())
+            .collect();
+        let plain = decode_snapshot(rows.join("\n").as_bytes(), nine()).unwrap();
+        let json = serde_json::json!({ "rows": rows }).to_string();
+        assert_eq!(decode_snapshot(json.as_bytes(), nine()).unwrap(), plain);
+        let board = serde_json::json!({ "board": rows.join("\n") }).to_string();
+        assert_eq!(decode_snapshot(board.as_bytes(), nine()).unwrap(), plain);
+    }
+
+    #[test]
+    fn bad_snapshots_are_refused_with_a_reason() {
+        let err = |p: &[u8]| decode_snapshot(p, nine()).unwrap_err().to_string();
+        assert!(err(&vec![b'.'; MAX_PAYLOAD + 1]).contains("limit"));
+        assert!(err(&[0xff, 0xfe]).contains("UTF-8"));
+        assert!(err(b"{\"rows\": 3}").contains("bad JSON"));
+        assert!(err(b"{\"rows\": [\".........\"]}").contains("1 rows"));
+        assert!(err(b"{}").contains("either"));
+        assert!(err(b".........").contains("81"));
+        assert!(err(&[b'Z'; 81]).contains("'Z'"));
+    }
+
+    #[test]
+    fn commands_decode_and_check_ranges() {
+        let c = decode_command(br#"{"cmd":"new_game","size":9,"komi":7,"engine":"black"}"#);
+        assert_eq!(
+            c.unwrap(),
+            Command::NewGame {
+                size: 9,
+                komi: 7.0,
+                rules: "chinese".into(),
+                handicap: 0,
+                engine: EngineSide::Black
+            }
+        );
+        assert_eq!(decode_command(br#"{"cmd":"undo"}"#).unwrap(), Command::Undo);
+        let err = |p: &[u8]| decode_command(p).unwrap_err().to_string();
+        assert!(err(br#"{"cmd":"new_game","size":99}"#).contains("size"));
+        assert!(err(br#"{"cmd":"new_game","size":9,"handicap":1}"#).contains("handicap"));
+        assert!(err(br#"{"cmd":"level","level":11}"#).contains("level"));
+        assert!(err(br#"{"cmd":"fly"}"#).contains("bad JSON"));
+        assert!(err(b"not json").contains("bad JSON"));
+    }
+}
