@@ -73,6 +73,17 @@ pub struct OrtArgs {
     ort_trt_cache: Option<PathBuf>,
 }
 
+impl Default for OrtArgs {
+    fn default() -> Self {
+        OrtArgs {
+            ort_providers: vec!["cpu".into()],
+            ort_device: 0,
+            ort_fp16: false,
+            ort_trt_cache: None,
+        }
+    }
+}
+
 #[cfg(feature = "ort")]
 impl OrtArgs {
     /// The provider chain these settings name.

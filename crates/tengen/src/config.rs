@@ -16,13 +16,13 @@ pub const DEFAULT_CONFIG: &str = "/etc/tengen/tengen.toml";
 pub struct ConfigArgs {
     /// Hardware profile: a folder name under the boards directory.
     #[arg(long)]
-    board: Option<String>,
+    pub board: Option<String>,
     /// Configuration file (default /etc/tengen/tengen.toml when it exists).
     #[arg(long)]
-    config: Option<PathBuf>,
+    pub config: Option<PathBuf>,
     /// Folder of hardware profiles (default: $TENGEN_BOARDS, ./boards, /usr/share/tengen/boards).
     #[arg(long)]
-    boards_dir: Option<PathBuf>,
+    pub boards_dir: Option<PathBuf>,
 }
 
 /// Engine settings.
@@ -41,6 +41,10 @@ pub struct Engine {
     pub visits: Option<u64>,
     /// Classical engine level, 1 to 10.
     pub level: Option<u8>,
+    /// Seconds per move (overrides `visits`).
+    pub move_time: Option<f64>,
+    /// `search` (MCTS) or `classic` (the classical engine's own move choice).
+    pub mode: Option<String>,
 }
 
 /// MQTT connection.
@@ -59,6 +63,50 @@ pub struct Mqtt {
     pub password: Option<String>,
     /// Use TLS.
     pub tls: Option<bool>,
+    /// Connect at all (false: serial only).
+    pub enabled: Option<bool>,
+    /// `3.1.1` or `5`.
+    pub protocol: Option<String>,
+    /// CA certificate (PEM) that signed the broker's.
+    pub tls_ca: Option<PathBuf>,
+    /// Client certificate (PEM), for brokers that ask for one.
+    pub tls_cert: Option<PathBuf>,
+    /// The client certificate's key (PEM).
+    pub tls_key: Option<PathBuf>,
+    /// Keep-alive in seconds.
+    pub keep_alive: Option<u64>,
+}
+
+/// The game started when there is none to resume.
+#[derive(Deserialize, Serialize, Debug, Default, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct GameCfg {
+    /// Board size.
+    pub size: Option<usize>,
+    /// Komi.
+    pub komi: Option<f64>,
+    /// Rules name.
+    pub rules: Option<String>,
+    /// Fixed handicap (0 or 2..9).
+    pub handicap: Option<usize>,
+    /// The engine's side: `black`, `white` or `none`.
+    pub engine: Option<String>,
+}
+
+/// Analysis published over MQTT.
+#[derive(Deserialize, Serialize, Debug, Default, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AnalysisCfg {
+    /// On from the start.
+    pub enabled: Option<bool>,
+    /// With ownership.
+    pub ownership: Option<bool>,
+    /// Least milliseconds between two messages.
+    pub interval_ms: Option<u64>,
+    /// Candidates per message.
+    pub top: Option<usize>,
+    /// Visits after which a position's analysis stops.
+    pub max_visits: Option<u64>,
 }
 
 /// Serial line to a smart board's controller.
@@ -106,6 +154,12 @@ pub struct Config {
     /// State directory.
     #[serde(default)]
     pub state: State,
+    /// The default game.
+    #[serde(default)]
+    pub game: GameCfg,
+    /// Analysis.
+    #[serde(default)]
+    pub analysis: AnalysisCfg,
 }
 
 /// Takes `top`'s value where it has one.
@@ -126,6 +180,8 @@ impl Config {
                 batch: Some(8),
                 visits: Some(400),
                 level: Some(10),
+                move_time: None,
+                mode: None,
             },
             mqtt: Mqtt {
                 host: Some("localhost".into()),
@@ -134,6 +190,12 @@ impl Config {
                 username: None,
                 password: None,
                 tls: Some(false),
+                enabled: Some(true),
+                protocol: Some("3.1.1".into()),
+                tls_ca: None,
+                tls_cert: None,
+                tls_key: None,
+                keep_alive: Some(15),
             },
             serial: Serial {
                 port: None,
@@ -142,6 +204,20 @@ impl Config {
             board: Board { stability: Some(3) },
             state: State {
                 dir: Some("/var/lib/tengen".into()),
+            },
+            game: GameCfg {
+                size: Some(19),
+                komi: Some(7.5),
+                rules: Some("chinese".into()),
+                handicap: Some(0),
+                engine: Some("white".into()),
+            },
+            analysis: AnalysisCfg {
+                enabled: Some(false),
+                ownership: Some(false),
+                interval_ms: Some(500),
+                top: Some(5),
+                max_visits: Some(20_000),
             },
         }
     }
@@ -160,6 +236,8 @@ impl Config {
         over(&mut e.batch, &t.batch);
         over(&mut e.visits, &t.visits);
         over(&mut e.level, &t.level);
+        over(&mut e.move_time, &t.move_time);
+        over(&mut e.mode, &t.mode);
         let (m, t) = (&mut self.mqtt, &top.mqtt);
         over(&mut m.host, &t.host);
         over(&mut m.port, &t.port);
@@ -167,6 +245,24 @@ impl Config {
         over(&mut m.username, &t.username);
         over(&mut m.password, &t.password);
         over(&mut m.tls, &t.tls);
+        over(&mut m.enabled, &t.enabled);
+        over(&mut m.protocol, &t.protocol);
+        over(&mut m.tls_ca, &t.tls_ca);
+        over(&mut m.tls_cert, &t.tls_cert);
+        over(&mut m.tls_key, &t.tls_key);
+        over(&mut m.keep_alive, &t.keep_alive);
+        let (g, t) = (&mut self.game, &top.game);
+        over(&mut g.size, &t.size);
+        over(&mut g.komi, &t.komi);
+        over(&mut g.rules, &t.rules);
+        over(&mut g.handicap, &t.handicap);
+        over(&mut g.engine, &t.engine);
+        let (a, t) = (&mut self.analysis, &top.analysis);
+        over(&mut a.enabled, &t.enabled);
+        over(&mut a.ownership, &t.ownership);
+        over(&mut a.interval_ms, &t.interval_ms);
+        over(&mut a.top, &t.top);
+        over(&mut a.max_visits, &t.max_visits);
         over(&mut self.serial.port, &top.serial.port);
         over(&mut self.serial.baud, &top.serial.baud);
         over(&mut self.board.stability, &top.board.stability);
@@ -207,6 +303,53 @@ impl Config {
             }
         }
         in_range("board.stability", self.board.stability, 1, 100)?;
+        if let Some(t) = e.move_time {
+            if !(t.is_finite() && t > 0.0 && t <= 3600.0) {
+                bail!("engine.move_time: {t} is out of range (above 0, at most 3600 seconds)");
+            }
+        }
+        if let Some(m) = &e.mode {
+            if m != "search" && m != "classic" {
+                bail!("engine.mode: {m:?} is not a mode (search or classic)");
+            }
+        }
+        if let Some(p) = &self.mqtt.protocol {
+            if p != "3.1.1" && p != "5" {
+                bail!("mqtt.protocol: {p:?} is not a protocol version (3.1.1 or 5)");
+            }
+        }
+        if self.mqtt.tls == Some(true) && self.mqtt.tls_ca.is_none() {
+            bail!("mqtt.tls_ca: needed when mqtt.tls is true");
+        }
+        if self.mqtt.tls_cert.is_some() != self.mqtt.tls_key.is_some() {
+            bail!("mqtt.tls_key: give both tls_cert and tls_key, or neither");
+        }
+        in_range("mqtt.keep_alive", self.mqtt.keep_alive, 5, 3600)?;
+        let g = &self.game;
+        in_range("game.size", g.size, 2, 25)?;
+        if let Some(k) = g.komi {
+            if !tengen_rules::komi_is_valid(k) {
+                bail!("game.komi: {k} must be a multiple of 0.5 between -150 and 150");
+            }
+        }
+        if let Some(r) = &g.rules {
+            if let Err(e) = tengen_rules::Rules::parse(r) {
+                bail!("game.rules: {r:?}: {e}");
+            }
+        }
+        if let Some(h) = g.handicap {
+            if h == 1 || h > 9 {
+                bail!("game.handicap: {h} (use 0 or 2 to 9)");
+            }
+        }
+        if let Some(side) = &g.engine {
+            if !["black", "white", "none"].contains(&side.as_str()) {
+                bail!("game.engine: {side:?} is not a side (black, white or none)");
+            }
+        }
+        let a = &self.analysis;
+        in_range("analysis.interval_ms", a.interval_ms, 10, 60_000)?;
+        in_range("analysis.top", a.top, 1, 50)?;
         Ok(())
     }
 }

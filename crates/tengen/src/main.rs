@@ -9,6 +9,7 @@ mod gtp;
 mod match_runner;
 mod network;
 mod score;
+mod serve;
 
 use clap::{Parser, Subcommand};
 
@@ -39,6 +40,8 @@ enum Command {
     Match(match_runner::MatchArgs),
     /// Replay an SGF game record and score its final position.
     Score(score::ScoreArgs),
+    /// The appliance daemon: MQTT, serial GTP, the game journal, systemd notify/watchdog.
+    Serve(serve::ServeArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -61,6 +64,7 @@ fn main() -> std::process::ExitCode {
         Command::Match(m) => match_runner::run(m),
         Command::Rules(r) => score::rules(r),
         Command::Score(s) => score::score(s),
+        Command::Serve(s) => serve::run(s),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

@@ -1,0 +1,369 @@
+//! `tengen serve`: the appliance daemon. One engine loop owns the game; the MQTT link
+//! (a tokio task), the serial GTP line and signals feed it through one bounded queue.
+//! systemd hears READY once the engine is loaded, and watchdog pings only while the
+//! engine loop keeps turning.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use sd_notify::NotifyState;
+use tengen_classic::Classic;
+use tengen_device::appliance::{Appliance, GameSettings, Out, Settings};
+use tengen_device::mqtt::{self, Inbound, MqttConfig, TlsFiles, Version, INBOUND_QUEUE};
+use tengen_device::payload::EngineSide;
+use tengen_device::serial::{serve_gtp, SerialConfig};
+use tengen_nn::eval::EvaluatorConfig;
+use tengen_protocol::gtp::{parse_line, Engine, EngineConfig};
+use tengen_rules::Rules;
+use tengen_search::SearchParams;
+
+use crate::bench::OrtArgs;
+use crate::config::{self, Config, ConfigArgs};
+use crate::gtp::{evaluator_source, ClassicArgs};
+
+/// Options of `tengen serve`.
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    config: ConfigArgs,
+    /// State directory (overrides `state.dir`).
+    #[arg(long)]
+    state_dir: Option<PathBuf>,
+}
+
+/// Runs the daemon until SIGTERM or SIGINT.
+pub fn run(a: ServeArgs) -> Result<()> {
+    let mut cfg = config::load(
+        a.config.board.as_deref(),
+        a.config.config.as_deref(),
+        a.config.boards_dir.as_deref(),
+    )?;
+    if let Some(d) = a.state_dir {
+        cfg.state.dir = Some(d);
+    }
+    let dir = cfg.state.dir.clone().context("state.dir is not set")?;
+    std::fs::create_dir_all(&dir)
+        .with_context(|| format!("state.dir: cannot create {}", dir.display()))?;
+    let _lock = lock_state_dir(&dir)?;
+
+    let started = Instant::now();
+    let (engine, describe) = build_engine(&cfg)?;
+    let mut app = Appliance::open(engine, &dir, settings(&cfg)?)
+        .with_context(|| format!("cannot resume from {}", dir.display()))?;
+    log::info!(
+        "engine ready in {:.2} s: {describe}",
+        started.elapsed().as_secs_f64()
+    );
+
+    let (in_tx, in_rx) = sync_channel::<Inbound>(INBOUND_QUEUE);
+    let stop = Arc::new(AtomicBool::new(false));
+    let heartbeat = Arc::new(AtomicU64::new(0));
+    let clock = Instant::now();
+
+    // The async side: signals and the MQTT link.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .context("cannot start the I/O runtime")?;
+    let out_tx = match mqtt_config(&cfg)? {
+        Some(mc) => {
+            let (tx, rx) = tokio::sync::mpsc::channel::<Out>(1024);
+            let status = serde_json::json!({
+                "version": env!("CARGO_PKG_VERSION"),
+                "engine": describe,
+                "pid": std::process::id(),
+            })
+            .to_string();
+            let in_tx = in_tx.clone();
+            runtime.spawn(async move {
+                if let Err(e) = mqtt::run(mc, status, in_tx, rx).await {
+                    log::error!("mqtt: {e}");
+                }
+            });
+            Some(tx)
+        }
+        None => None,
+    };
+    {
+        let in_tx = in_tx.clone();
+        runtime.spawn(async move {
+            use tokio::signal::unix::{signal, SignalKind};
+            let (Ok(mut term), Ok(mut int)) = (
+                signal(SignalKind::terminate()),
+                signal(SignalKind::interrupt()),
+            ) else {
+                log::error!("cannot listen for signals");
+                return;
+            };
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+            log::info!("stopping");
+            let _ = in_tx.send(Inbound::Shutdown);
+        });
+    }
+    let serial = cfg.serial.port.clone().map(|path| {
+        let sc = SerialConfig {
+            path,
+            baud: cfg.serial.baud.unwrap_or(115_200),
+            reopen_delay: Duration::from_millis(500),
+        };
+        spawn_serial(sc, in_tx.clone(), stop.clone())
+    });
+    drop(in_tx);
+    let watchdog = spawn_watchdog(heartbeat.clone(), clock, stop.clone());
+
+    let _ = sd_notify::notify(
+        false,
+        &[
+            NotifyState::Ready,
+            NotifyState::Status(&format!("serving: {describe}")),
+        ],
+    );
+    engine_loop(&mut app, &in_rx, out_tx.as_ref(), &heartbeat, clock);
+    let _ = sd_notify::notify(false, &[NotifyState::Stopping]);
+
+    stop.store(true, Ordering::SeqCst);
+    drop(out_tx);
+    if let Some(t) = serial {
+        let _ = t.join();
+    }
+    let _ = watchdog.join();
+    // Let the link publish `offline` and disconnect.
+    runtime.shutdown_timeout(Duration::from_secs(3));
+    Ok(())
+}
+
+/// Takes inputs until a shutdown; publishes what the appliance says. The heartbeat is
+/// the watchdog's proof of life: it moves only when the loop comes round.
+fn engine_loop(
+    app: &mut Appliance,
+    inbound: &Receiver<Inbound>,
+    out: Option<&tokio::sync::mpsc::Sender<Out>>,
+    heartbeat: &AtomicU64,
+    clock: Instant,
+) {
+    loop {
+        heartbeat.store(clock.elapsed().as_millis() as u64, Ordering::SeqCst);
+        flush(app, out);
+        let wait = if app.is_pondering() {
+            Duration::from_millis(10)
+        } else {
+            Duration::from_millis(100)
+        };
+        match inbound.recv_timeout(wait) {
+            Ok(Inbound::Snapshot(p)) => app.on_snapshot(&p),
+            Ok(Inbound::Command(p)) => app.on_command(&p),
+            Ok(Inbound::Connected) => app.republish(),
+            Ok(Inbound::Gtp(line, reply)) => {
+                let id = parse_line(&line).and_then(|c| c.ok()).and_then(|c| c.id);
+                let text = app.gtp(&line).format(id);
+                flush(app, out);
+                let _ = reply.send(text);
+            }
+            Ok(Inbound::Shutdown) | Err(RecvTimeoutError::Disconnected) => break,
+            Err(RecvTimeoutError::Timeout) => {}
+        }
+        flush(app, out);
+        app.tick(Instant::now());
+    }
+    flush(app, out);
+}
+
+fn flush(app: &mut Appliance, out: Option<&tokio::sync::mpsc::Sender<Out>>) {
+    for o in app.take_outbox() {
+        if let Some(tx) = out {
+            if let Err(e) = tx.try_send(o) {
+                log::warn!("mqtt queue full: message dropped ({e})");
+            }
+        }
+    }
+}
+
+/// Serves GTP on the serial line, each command carried out by the engine loop.
+fn spawn_serial(
+    sc: SerialConfig,
+    inbound: SyncSender<Inbound>,
+    stop: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        log::info!("serial GTP on {} at {} baud", sc.path.display(), sc.baud);
+        serve_gtp(&sc, &stop, |line| {
+            let (tx, rx) = std::sync::mpsc::channel();
+            if inbound.send(Inbound::Gtp(line.to_string(), tx)).is_err() {
+                return "? the engine has stopped\n\n".into();
+            }
+            rx.recv()
+                .unwrap_or_else(|_| "? the engine has stopped\n\n".into())
+        });
+    })
+}
+
+/// Pings systemd's watchdog at half its interval while the engine loop's heartbeat is
+/// younger than that; a stuck engine loop stops the pings and systemd restarts us.
+fn spawn_watchdog(
+    heartbeat: Arc<AtomicU64>,
+    clock: Instant,
+    stop: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let mut usec = 0;
+        if !sd_notify::watchdog_enabled(false, &mut usec) || usec == 0 {
+            return;
+        }
+        let half = Duration::from_micros(usec / 2);
+        log::info!("systemd watchdog every {:?}", half * 2);
+        let mut last_ping = Instant::now() - half;
+        while !stop.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(50).min(half));
+            if last_ping.elapsed() < half {
+                continue;
+            }
+            let now = clock.elapsed().as_millis() as u64;
+            let age = Duration::from_millis(now.saturating_sub(heartbeat.load(Ordering::SeqCst)));
+            if age < half {
+                let _ = sd_notify::notify(false, &[NotifyState::Watchdog]);
+                last_ping = Instant::now();
+            } else {
+                log::warn!("engine loop silent for {age:?}: withholding the watchdog ping");
+                last_ping = Instant::now();
+            }
+        }
+    })
+}
+
+/// Holds an exclusive lock on the state directory, so two daemons never share a journal.
+fn lock_state_dir(dir: &std::path::Path) -> Result<nix::fcntl::Flock<std::fs::File>> {
+    let path = dir.join("lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock).map_err(|(_, e)| {
+        anyhow::anyhow!(
+            "state.dir {} is in use by another tengen ({e})",
+            dir.display()
+        )
+    })
+}
+
+/// The engine the configuration asks for, and a line describing it.
+fn build_engine(cfg: &Config) -> Result<(Engine, String)> {
+    let e = &cfg.engine;
+    let threads = e.threads.unwrap_or(2).max(1) as usize;
+    let level = e.level.unwrap_or(10);
+    let classic = ClassicArgs {
+        level,
+        ..ClassicArgs::default()
+    };
+    let batching = EvaluatorConfig {
+        max_batch: (e.batch.unwrap_or(8) as usize).max(1),
+        ..EvaluatorConfig::default()
+    };
+    let backend = e.backend.clone().unwrap_or_else(|| "tract".into());
+    let source = evaluator_source(
+        e.model.clone(),
+        &backend,
+        threads,
+        batching,
+        &OrtArgs::default(),
+        classic,
+    );
+    let classic_genmove = match e.mode.as_deref() {
+        Some("classic") => true,
+        Some(_) => false,
+        None => e.model.is_none(),
+    };
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let config = EngineConfig {
+        params: SearchParams {
+            threads,
+            ..SearchParams::default()
+        },
+        visits: e.visits,
+        move_time: e.move_time,
+        rules: Rules::chinese(),
+        classic: Some(Arc::new(Classic::new(level, seed))),
+        classic_genmove,
+        classic_status: e.model.is_none(),
+        ..EngineConfig::default()
+    };
+    let describe = match (&e.model, classic_genmove) {
+        (Some(m), false) => format!("search over {} ({backend}, {threads} threads)", m.display()),
+        (None, false) => format!("search over the classical engine (level {level})"),
+        (_, true) => format!("classical engine (level {level})"),
+    };
+    let engine = Engine::new(source, config).map_err(anyhow::Error::msg)?;
+    Ok((engine, describe))
+}
+
+fn settings(cfg: &Config) -> Result<Settings> {
+    let g = &cfg.game;
+    let a = &cfg.analysis;
+    let engine = match g.engine.as_deref().unwrap_or("white") {
+        "black" => EngineSide::Black,
+        "white" => EngineSide::White,
+        "none" => EngineSide::None,
+        other => bail!("game.engine: {other:?} is not a side"),
+    };
+    let defaults = Settings::default();
+    Ok(Settings {
+        game: GameSettings {
+            size: g.size.unwrap_or(19),
+            komi: g.komi.unwrap_or(7.5),
+            rules: g.rules.clone().unwrap_or_else(|| "chinese".into()),
+            handicap: g.handicap.unwrap_or(0),
+            engine,
+        },
+        window: cfg.board.stability.unwrap_or(2) as usize,
+        analysis: a.enabled.unwrap_or(false),
+        ownership: a.ownership.unwrap_or(false),
+        analysis_interval: a
+            .interval_ms
+            .map_or(defaults.analysis_interval, Duration::from_millis),
+        analysis_top: a.top.unwrap_or(defaults.analysis_top),
+        analysis_max_visits: a.max_visits.unwrap_or(defaults.analysis_max_visits),
+    })
+}
+
+fn mqtt_config(cfg: &Config) -> Result<Option<MqttConfig>> {
+    let m = &cfg.mqtt;
+    if m.enabled == Some(false) {
+        return Ok(None);
+    }
+    let id = m.device_id.clone().unwrap_or_else(|| "tengen".into());
+    let tls = if m.tls == Some(true) {
+        Some(TlsFiles {
+            ca: m.tls_ca.clone().context("mqtt.tls_ca: needed with tls")?,
+            client: m.tls_cert.clone().zip(m.tls_key.clone()),
+        })
+    } else {
+        None
+    };
+    Ok(Some(MqttConfig {
+        host: m.host.clone().unwrap_or_else(|| "localhost".into()),
+        port: m.port.unwrap_or(1883),
+        client_id: format!("tengen-{id}"),
+        prefix: format!("tengen/{id}"),
+        version: if m.protocol.as_deref() == Some("5") {
+            Version::V5
+        } else {
+            Version::V311
+        },
+        credentials: m.username.clone().zip(m.password.clone()),
+        tls,
+        keep_alive: Duration::from_secs(m.keep_alive.unwrap_or(15)),
+        max_backoff: Duration::from_secs(10),
+    }))
+}
