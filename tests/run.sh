@@ -10,6 +10,21 @@ export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 step() { printf '\n== %s\n' "$*"; }
 
 have() { cargo "$1" --version >/dev/null 2>&1; }
+
+# The appliance's tests run a real broker (mosquitto), a real pty (socat) and systemd's
+# unit checker; install them when missing (Debian packages).
+missing=()
+command -v mosquitto >/dev/null 2>&1 || [[ -x /usr/sbin/mosquitto ]] || missing+=(mosquitto)
+command -v socat >/dev/null 2>&1 || missing+=(socat)
+command -v systemd-analyze >/dev/null 2>&1 || missing+=(systemd)
+if ((${#missing[@]})); then
+    step "installing ${missing[*]}"
+    SUDO=""
+    [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+    $SUDO apt-get install -y "${missing[@]}" || $SUDO sh -c "apt-get update && apt-get install -y ${missing[*]}" ||
+        echo "warning: could not install ${missing[*]}; the tests that need them will say they skipped"
+fi
+export PATH="$PATH:/usr/sbin"
 for tool in fmt clippy; do
     have "$tool" || rustup component add "${tool/fmt/rustfmt}" || true
 done
@@ -40,3 +55,7 @@ else
     echo "warning: no onnxruntime library could be fetched; the ONNX Runtime parity tests will skip"
 fi
 cargo test --workspace --features tengen/ort -- --nocapture
+
+# The binary the integration tests just ran (cargo test builds it as target/debug/tengen).
+step "systemd unit"
+tests/systemd.sh target/debug/tengen

@@ -118,7 +118,7 @@ pub fn run(a: ServeArgs) -> Result<()> {
         spawn_serial(sc, in_tx.clone(), stop.clone())
     });
     drop(in_tx);
-    let watchdog = spawn_watchdog(heartbeat.clone(), clock, stop.clone());
+    let watchdog = spawn_watchdog(heartbeat.clone(), clock, stop.clone(), cfg.engine.move_time);
 
     let _ = sd_notify::notify(
         false,
@@ -212,6 +212,7 @@ fn spawn_watchdog(
     heartbeat: Arc<AtomicU64>,
     clock: Instant,
     stop: Arc<AtomicBool>,
+    move_time: Option<f64>,
 ) -> std::thread::JoinHandle<()> {
     std::thread::spawn(move || {
         let mut usec = 0;
@@ -220,6 +221,12 @@ fn spawn_watchdog(
         }
         let half = Duration::from_micros(usec / 2);
         log::info!("systemd watchdog every {:?}", half * 2);
+        if move_time.is_some_and(|t| t >= half.as_secs_f64()) {
+            // The engine loop is busy for a whole move: a long one looks like a stall.
+            log::warn!(
+                "engine.move_time is over half the watchdog interval: long moves will be taken for a stall"
+            );
+        }
         let mut last_ping = Instant::now() - half;
         while !stop.load(Ordering::SeqCst) {
             std::thread::sleep(Duration::from_millis(50).min(half));

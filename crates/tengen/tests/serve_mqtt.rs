@@ -7,7 +7,7 @@ mod support;
 use std::time::Duration;
 
 use serde_json::Value;
-use support::mqtt::{moves, setup, show, Daemon, Observer, Rows};
+use support::mqtt::{free_port, have, moves, setup, show, Broker, Daemon, Observer, Rows};
 
 #[test]
 fn plays_against_the_engine_from_snapshots_and_leaves_a_will() {
@@ -281,4 +281,88 @@ fn speaks_mqtt_5_too() {
     // The engine plays Black: it opens.
     let (_, m) = obs.wait(0, "move", |m| m["number"] == 1);
     assert_eq!(m["color"], "B");
+}
+
+/// Runs a shell command in `dir`, failing the test with its output if it fails.
+fn sh(dir: &std::path::Path, cmd: &str) {
+    let out = std::process::Command::new("sh")
+        .args(["-c", cmd])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{cmd}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn connects_over_tls_with_a_password() {
+    if !have("mosquitto") || !have("openssl") || !have("mosquitto_passwd") {
+        eprintln!("connects_over_tls_with_a_password skipped: mosquitto or openssl missing");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // A throw-away CA and a server certificate for localhost and 127.0.0.1.
+    sh(
+        d,
+        "openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 \
+           -subj /CN=tengen-test-ca 2>/dev/null",
+    );
+    sh(
+        d,
+        "openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr \
+           -subj /CN=localhost 2>/dev/null",
+    );
+    std::fs::write(
+        d.join("ext.cnf"),
+        "subjectAltName=DNS:localhost,IP:127.0.0.1\n",
+    )
+    .unwrap();
+    sh(
+        d,
+        "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial \
+           -out server.pem -days 2 -extfile ext.cnf 2>/dev/null",
+    );
+    sh(d, "mosquitto_passwd -b -c passwd panel s3cret");
+    let tls_port = free_port();
+    let broker = Broker::start_with(
+        d,
+        free_port(),
+        &format!(
+            "listener {tls_port} 127.0.0.1\nallow_anonymous false\npassword_file {0}/passwd\n\
+             cafile {0}/ca.pem\ncertfile {0}/server.pem\nkeyfile {0}/server.key\n",
+            d.display()
+        ),
+    );
+    // The observer listens on the plain listener of the same broker.
+    let obs = Observer::connect(broker.port, "obs");
+    let mqtt = |password: &str| {
+        format!(
+            "tls = true\ntls_ca = \"{}\"\nusername = \"panel\"\npassword = \"{password}\"\n",
+            d.join("ca.pem").display()
+        )
+    };
+    // The daemon's config names the TLS port in place of the plain one.
+    let start = |password: &str| {
+        Daemon::start_with(
+            d,
+            tls_port,
+            &mqtt(password),
+            "[game]\nsize = 9\nengine = \"none\"\n",
+        )
+    };
+    {
+        // A wrong password: no connection, no state, but the daemon keeps trying.
+        let mut wrong = start("guess");
+        std::thread::sleep(Duration::from_millis(1500));
+        assert!(obs.all(0, "state").is_empty());
+        assert!(wrong.alive());
+    }
+    let _daemon = start("s3cret");
+    let (_, s) = obs.wait(0, "state", |s| s["moves"].as_array().is_some());
+    assert_eq!(s["size"][0], 9);
+    obs.wait(0, "availability", |v| v == "online");
 }

@@ -39,12 +39,18 @@ pub struct Broker {
 
 impl Broker {
     pub fn start(dir: &Path, port: u16) -> Broker {
+        Broker::start_with(dir, port, "")
+    }
+
+    /// With `more` appended to the configuration (e.g. another listener).
+    pub fn start_with(dir: &Path, port: u16, more: &str) -> Broker {
         let conf = dir.join("mosquitto.conf");
         std::fs::write(
             &conf,
             format!(
-                "listener {port} 127.0.0.1\nallow_anonymous true\nuser root\n\
-                 persistence true\npersistence_location {}/\nautosave_interval 1\n",
+                "per_listener_settings true\nuser root\n\
+                 persistence true\npersistence_location {}/\nautosave_interval 1\n\
+                 listener {port} 127.0.0.1\nallow_anonymous true\n{more}",
                 dir.display()
             ),
         )
