@@ -5,10 +5,12 @@
 //! - [`appliance`]: the game fed by snapshots, commands and GTP, journalled and published;
 //! - [`payload`]: the MQTT payloads in and out, decoded with typed errors;
 //! - [`mqtt`]: the broker link, reconnecting, with a persistent QoS 1 session;
+//! - [`home_assistant`]: MQTT discovery so the appliance shows up in Home Assistant;
 //! - [`journal`]: the game's changes made durable before they are acknowledged;
 //! - [`serial`]: GTP over a serial line, reopened when the board is unplugged.
 
 pub mod appliance;
+pub mod home_assistant;
 pub mod journal;
 pub mod mqtt;
 pub mod payload;

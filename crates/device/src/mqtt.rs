@@ -59,6 +59,10 @@ pub struct MqttConfig {
     pub keep_alive: Duration,
     /// Longest wait between reconnection attempts.
     pub max_backoff: Duration,
+    /// Home Assistant discovery prefix (e.g. `homeassistant`), to announce the sensors.
+    pub home_assistant: Option<String>,
+    /// The device id, as Home Assistant names the device.
+    pub device_id: String,
 }
 
 /// What the links (MQTT, serial, signals) hand to the engine loop.
@@ -263,6 +267,11 @@ pub async fn run(
                     }
                     let _ = client.try_publish(topic(&prefix, "availability"), true, b"online".to_vec());
                     let _ = client.try_publish(topic(&prefix, "status"), true, online.clone().into_bytes());
+                    if let Some(ha) = &config.home_assistant {
+                        for (t, p) in crate::home_assistant::discovery(ha, &prefix, &config.device_id) {
+                            let _ = client.try_publish(t, true, p.into_bytes());
+                        }
+                    }
                     hand_over(&inbound, Inbound::Connected);
                 }
                 Ok(Polled::Publish(t, payload)) => {

@@ -75,6 +75,8 @@ pub struct Mqtt {
     pub tls_key: Option<PathBuf>,
     /// Keep-alive in seconds.
     pub keep_alive: Option<u64>,
+    /// Announce sensors to Home Assistant under this discovery prefix (empty: off).
+    pub home_assistant: Option<String>,
 }
 
 /// The game started when there is none to resume.
@@ -196,6 +198,7 @@ impl Config {
                 tls_cert: None,
                 tls_key: None,
                 keep_alive: Some(15),
+                home_assistant: None,
             },
             serial: Serial {
                 port: None,
@@ -251,6 +254,7 @@ impl Config {
         over(&mut m.tls_cert, &t.tls_cert);
         over(&mut m.tls_key, &t.tls_key);
         over(&mut m.keep_alive, &t.keep_alive);
+        over(&mut m.home_assistant, &t.home_assistant);
         let (g, t) = (&mut self.game, &top.game);
         over(&mut g.size, &t.size);
         over(&mut g.komi, &t.komi);

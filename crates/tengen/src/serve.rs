@@ -372,5 +372,7 @@ fn mqtt_config(cfg: &Config) -> Result<Option<MqttConfig>> {
         tls,
         keep_alive: Duration::from_secs(m.keep_alive.unwrap_or(15)),
         max_backoff: Duration::from_secs(10),
+        home_assistant: m.home_assistant.clone().filter(|p| !p.is_empty()),
+        device_id: id,
     }))
 }

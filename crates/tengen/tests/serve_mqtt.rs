@@ -274,13 +274,21 @@ fn speaks_mqtt_5_too() {
     let _daemon = Daemon::start_with(
         dir.path(),
         broker.port,
-        "protocol = \"5\"",
+        "protocol = \"5\"\nhome_assistant = \"homeassistant\"",
         "[game]\nsize = 9\nengine = \"black\"\n",
     );
     obs.wait(0, "state", |s| s["moves"].as_array().is_some());
     // The engine plays Black: it opens.
     let (_, m) = obs.wait(0, "move", |m| m["number"] == 1);
     assert_eq!(m["color"], "B");
+    // Home Assistant finds the device's sensors (retained, for a late Home Assistant).
+    obs.client
+        .subscribe("homeassistant/#", rumqttc::QoS::AtLeastOnce)
+        .unwrap();
+    let (_, ha) = obs.wait(0, "homeassistant/sensor/tengen_test_winrate/config", |_| {
+        true
+    });
+    assert_eq!(ha["state_topic"], "tengen/test/analysis");
 }
 
 /// Runs a shell command in `dir`, failing the test with its output if it fails.
