@@ -420,13 +420,11 @@ impl Appliance {
         self.push_state_thinking(true);
         let vertex = self.run(&format!("{name} {args}"))?;
         let record = if vertex.eq_ignore_ascii_case("resign") {
+            self.engine.resign(pla);
             format!("tengen-resign {}", pla.letter())
         } else {
             format!("play {} {vertex}", pla.letter())
         };
-        if vertex.eq_ignore_ascii_case("resign") {
-            self.engine.resign(pla);
-        }
         self.record(&record)?;
         self.push(
             "move",
@@ -488,12 +486,8 @@ impl Appliance {
         let args: Vec<&str> = words.collect();
         match (name, args.as_slice()) {
             ("tengen-engine-side", [side]) => {
-                self.game.engine = match *side {
-                    "black" => EngineSide::Black,
-                    "white" => EngineSide::White,
-                    "none" => EngineSide::None,
-                    _ => return Err(format!("unknown side {side}")),
-                };
+                self.game.engine =
+                    EngineSide::parse(side).ok_or_else(|| format!("unknown side {side}"))?;
                 Ok(String::new())
             }
             ("tengen-resign", [p]) => {
@@ -609,7 +603,7 @@ impl Appliance {
             format!("boardsize {}", g.size),
             format!("komi {}", g.komi),
             format!("kata-set-rules {}", g.rules),
-            format!("tengen-engine-side {}", side_name(g.engine)),
+            format!("tengen-engine-side {}", g.engine.name()),
             format!(
                 "tengen-analysis {} {}",
                 on_off(self.settings.analysis),
@@ -722,13 +716,5 @@ fn on_off(b: bool) -> &'static str {
         "on"
     } else {
         "off"
-    }
-}
-
-fn side_name(s: EngineSide) -> &'static str {
-    match s {
-        EngineSide::Black => "black",
-        EngineSide::White => "white",
-        EngineSide::None => "none",
     }
 }

@@ -90,6 +90,25 @@ pub enum EngineSide {
 }
 
 impl EngineSide {
+    /// The side named `black`, `white` or `none`.
+    pub fn parse(name: &str) -> Option<EngineSide> {
+        match name {
+            "black" => Some(EngineSide::Black),
+            "white" => Some(EngineSide::White),
+            "none" => Some(EngineSide::None),
+            _ => None,
+        }
+    }
+
+    /// Its name, as [`EngineSide::parse`] reads it.
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineSide::Black => "black",
+            EngineSide::White => "white",
+            EngineSide::None => "none",
+        }
+    }
+
     /// Whether the engine plays `p`.
     pub fn plays(self, p: Player) -> bool {
         matches!(

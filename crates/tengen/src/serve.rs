@@ -318,11 +318,9 @@ fn build_engine(cfg: &Config) -> Result<(Engine, String)> {
 fn settings(cfg: &Config) -> Result<Settings> {
     let g = &cfg.game;
     let a = &cfg.analysis;
-    let engine = match g.engine.as_deref().unwrap_or("white") {
-        "black" => EngineSide::Black,
-        "white" => EngineSide::White,
-        "none" => EngineSide::None,
-        other => bail!("game.engine: {other:?} is not a side"),
+    let side = g.engine.as_deref().unwrap_or("white");
+    let Some(engine) = EngineSide::parse(side) else {
+        bail!("game.engine: {side:?} is not a side");
     };
     let defaults = Settings::default();
     Ok(Settings {
