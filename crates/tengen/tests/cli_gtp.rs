@@ -181,6 +181,12 @@ fn the_network_plays_the_obvious_move() {
         b"boardsize 9\nplay w D5\nplay w E6\nplay w F5\nplay b E5\ngenmove b\nquit\n",
     );
     assert_eq!(r[5], "= E4", "{r:?}");
+    // One visit is the raw policy's move, as in KataGo (not "no move to play").
+    let r = session(
+        &["--model", model.to_str().unwrap(), "--visits", "1"],
+        b"boardsize 9\nplay w D5\nplay w E6\nplay w F5\nplay b E5\ngenmove b\nquit\n",
+    );
+    assert_eq!(r[5], "= E4", "{r:?}");
 }
 
 /// Like [`session`], but waits `pause` after each chunk, so analyses have time to report.

@@ -610,12 +610,16 @@ impl Engine {
             },
         };
         let clock = &self.clocks[self.game.to_move().index()];
-        let limits = limits_for_move(clock, &self.game, self.config.lag_buffer, base);
+        let mut limits = limits_for_move(clock, &self.game, self.config.lag_buffer, base);
         if limits.is_unbounded() {
-            Limits::visits(800)
-        } else {
-            limits
+            return Limits::visits(800);
         }
+        // One visit evaluates only the root and leaves no move to choose; the second goes to
+        // the move the policy likes best, which is what a one-visit engine should play.
+        if let Some(v) = limits.visits.as_mut() {
+            *v = (*v).max(2);
+        }
+        limits
     }
 
     /// After a move's search begun at `started`: charges the mover's clock, resigns when
