@@ -364,11 +364,44 @@ mod ort {
         let ort = OrtBackend::new(&model, options).unwrap();
         // This machine has no GPU (and the PyPI library no GPU providers).
         assert_eq!(ort.provider(), &ExecutionProvider::Cpu);
+        let passed: Vec<String> = ort
+            .passed_over()
+            .iter()
+            .map(|(p, _)| p.to_string())
+            .collect();
+        assert_eq!(passed, ["TensorRT:0 FP16", "CUDA:0"]);
         let inputs = Inputs::random(ort.shape(), 3, 24);
         let mut out = BatchOutput::new();
         ort.evaluate(&inputs.batch(), &mut out).unwrap();
         let single = row_by_row(&ort, &inputs);
         assert!(max_diff(&out, &single) <= 1e-5);
+    }
+
+    #[test]
+    fn chain_without_cpu_fails_naming_every_provider() {
+        if !library_configured() {
+            eprintln!("chain_without_cpu_fails_naming_every_provider: skipped ({ORT_DYLIB_PATH} is not set)");
+            return;
+        }
+        let model = loaded(&meta(9, 9), &SyntheticNet::tiny(29));
+        let options = OrtOptions {
+            cpu_last: false,
+            ..OrtOptions::gpu_chain(1, false, None)
+        };
+        let options = OrtOptions {
+            providers: options.providers[..2].to_vec(),
+            ..options
+        };
+        match OrtBackend::new(&model, options) {
+            Err(BackendError::Unavailable(msg)) => {
+                assert!(
+                    msg.contains("TensorRT:1") && msg.contains("CUDA:1"),
+                    "{msg}"
+                )
+            }
+            Err(e) => panic!("unexpected error {e}"),
+            Ok(b) => panic!("settled on {} without a GPU", b.provider()),
+        }
     }
 
     #[test]

@@ -65,8 +65,11 @@ impl std::fmt::Display for ExecutionProvider {
 pub struct OrtOptions {
     /// The `libonnxruntime` to open; `None` reads `ORT_DYLIB_PATH`.
     pub library: Option<PathBuf>,
-    /// Providers to try in order; the first that builds a session wins. CPU is always tried last.
+    /// Providers to try in order; the first that builds a session wins.
     pub providers: Vec<ExecutionProvider>,
+    /// Try ONNX Runtime's CPU provider after the listed ones (false: fail instead, e.g. so
+    /// that the caller can fall back to another CPU backend).
+    pub cpu_last: bool,
     /// Intra-op threads of each session (CPU provider).
     pub intra_threads: usize,
     /// Independent sessions, so that this many callers can evaluate at once.
@@ -84,6 +87,7 @@ impl Default for OrtOptions {
         OrtOptions {
             library: None,
             providers: vec![ExecutionProvider::Cpu],
+            cpu_last: true,
             intra_threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             sessions: 1,
             max_batch: 256,
@@ -132,6 +136,8 @@ pub struct OrtBackend {
     preferred_batch: usize,
     /// Rows per ONNX Runtime run.
     sub_batch: usize,
+    /// The providers tried before `provider`, each with why its session did not build.
+    passed_over: Vec<(ExecutionProvider, String)>,
 }
 
 /// The environment every session is built in; kept once ONNX Runtime has loaded.
@@ -180,11 +186,11 @@ impl OrtBackend {
         let env = environment(options.library.as_deref())?;
         let bytes = model.to_bytes();
         let mut chain = options.providers.clone();
-        if !chain.contains(&ExecutionProvider::Cpu) {
+        if options.cpu_last && !chain.contains(&ExecutionProvider::Cpu) {
             chain.push(ExecutionProvider::Cpu);
         }
         let sessions_wanted = options.sessions.max(1);
-        let mut last_error = None;
+        let mut passed_over = Vec::new();
         for provider in chain {
             match build_session(env, &bytes, &provider, &options) {
                 Ok(first) => {
@@ -218,15 +224,32 @@ impl OrtBackend {
                         max_batch: options.max_batch.max(1),
                         preferred_batch,
                         sub_batch,
+                        passed_over,
                     });
                 }
                 Err(e) => {
                     log::warn!("ONNX Runtime provider {provider} unavailable, falling back: {e}");
-                    last_error = Some(e);
+                    passed_over.push((provider, e.to_string()));
                 }
             }
         }
-        Err(last_error.unwrap_or_else(|| BackendError::Unavailable("no provider".into())))
+        let tried: Vec<String> = passed_over
+            .iter()
+            .map(|(p, e)| format!("{p}: {e}"))
+            .collect();
+        Err(BackendError::Unavailable(if tried.is_empty() {
+            "no execution provider configured".into()
+        } else {
+            format!(
+                "no execution provider built a session ({})",
+                tried.join("; ")
+            )
+        }))
+    }
+
+    /// The providers the fallback chain tried before settling, each with its error.
+    pub fn passed_over(&self) -> &[(ExecutionProvider, String)] {
+        &self.passed_over
     }
 
     /// The provider the fallback chain settled on.
@@ -403,6 +426,10 @@ fn dispatch(provider: &ExecutionProvider) -> Result<ort::ep::ExecutionProviderDi
                 .with_device_id(*device_id)
                 .with_fp16(*fp16);
             if let Some(dir) = engine_cache_dir {
+                // TensorRT writes its files there but does not make the folder.
+                if let Err(e) = std::fs::create_dir_all(dir) {
+                    log::warn!("TensorRT engine cache {}: {e}", dir.display());
+                }
                 trt = trt
                     .with_engine_cache(true)
                     .with_engine_cache_path(dir.display())
