@@ -84,10 +84,41 @@ impl Default for OrtArgs {
     }
 }
 
+impl OrtArgs {
+    /// Settings from the appliance's configuration.
+    pub(crate) fn new(
+        providers: Vec<String>,
+        device: i32,
+        fp16: bool,
+        trt_cache: Option<PathBuf>,
+    ) -> Self {
+        OrtArgs {
+            ort_providers: providers,
+            ort_device: device,
+            ort_fp16: fp16,
+            ort_trt_cache: trt_cache,
+        }
+    }
+}
+
 #[cfg(feature = "ort")]
 impl OrtArgs {
+    /// These settings with the chain cut to `provider` alone.
+    pub(crate) fn only(&self, provider: &tengen_nn::backend::ort::ExecutionProvider) -> OrtArgs {
+        use tengen_nn::backend::ort::ExecutionProvider as Ep;
+        let name = match provider {
+            Ep::Cpu => "cpu",
+            Ep::Cuda { .. } => "cuda",
+            Ep::TensorRt { .. } => "tensorrt",
+        };
+        OrtArgs {
+            ort_providers: vec![name.into()],
+            ..self.clone()
+        }
+    }
+
     /// The provider chain these settings name.
-    fn providers(&self) -> Result<Vec<tengen_nn::backend::ort::ExecutionProvider>> {
+    pub(crate) fn providers(&self) -> Result<Vec<tengen_nn::backend::ort::ExecutionProvider>> {
         use tengen_nn::backend::ort::ExecutionProvider as Ep;
         self.ort_providers
             .iter()

@@ -45,6 +45,13 @@ pub struct Engine {
     pub move_time: Option<f64>,
     /// `search` (MCTS) or `classic` (the classical engine's own move choice).
     pub mode: Option<String>,
+    /// ONNX Runtime's execution providers to try in order (`tensorrt`, `cuda`, `cpu`);
+    /// when none starts, tract runs the network on the CPU.
+    pub providers: Option<Vec<String>>,
+    /// The GPU for CUDA and TensorRT.
+    pub device: Option<i32>,
+    /// Let TensorRT run layers in FP16.
+    pub fp16: Option<bool>,
 }
 
 /// MQTT connection.
@@ -184,6 +191,9 @@ impl Config {
                 level: Some(10),
                 move_time: None,
                 mode: None,
+                providers: Some(vec!["cpu".into()]),
+                device: Some(0),
+                fp16: Some(false),
             },
             mqtt: Mqtt {
                 host: Some("localhost".into()),
@@ -241,6 +251,9 @@ impl Config {
         over(&mut e.level, &t.level);
         over(&mut e.move_time, &t.move_time);
         over(&mut e.mode, &t.mode);
+        over(&mut e.providers, &t.providers);
+        over(&mut e.device, &t.device);
+        over(&mut e.fp16, &t.fp16);
         let (m, t) = (&mut self.mqtt, &top.mqtt);
         over(&mut m.host, &t.host);
         over(&mut m.port, &t.port);
@@ -281,6 +294,15 @@ impl Config {
                 bail!("engine.backend: {b:?} is not a backend (tract or ort)");
             }
         }
+        for p in e.providers.iter().flatten() {
+            if !["tensorrt", "cuda", "cpu"].contains(&p.as_str()) {
+                bail!("engine.providers: {p:?} is not a provider (tensorrt, cuda or cpu)");
+            }
+        }
+        if e.providers.as_ref().is_some_and(|p| p.is_empty()) {
+            bail!("engine.providers: name at least one provider (tensorrt, cuda or cpu)");
+        }
+        in_range("engine.device", e.device, 0, 64)?;
         in_range("engine.threads", e.threads, 1, 256)?;
         in_range("engine.batch", e.batch, 1, 1024)?;
         in_range("engine.visits", e.visits, 1, 10_000_000)?;

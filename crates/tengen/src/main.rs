@@ -1,5 +1,6 @@
 //! `tengen`: the Go engine and appliance daemon. Each subcommand is one tool.
 
+mod accel;
 mod analysis;
 mod bench;
 mod bench_search;

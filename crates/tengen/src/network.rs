@@ -51,3 +51,73 @@ pub fn load_for_board(path: &Path, size: BoardSize) -> Result<LoadedModel> {
     let proto = build_graph(&desc, &opts).context("building the network graph")?;
     LoadedModel::from_proto(proto).context("checking the built graph")
 }
+
+/// Like [`load_for_board`], keeping each graph built from a KataGo model in `cache` (one
+/// ONNX file per model file and board size), so that a restart skips reading and
+/// converting the network. A cached file that no longer loads is rebuilt; files for older
+/// versions of the same model are removed when a new one is written.
+pub fn load_cached(path: &Path, size: BoardSize, cache: Option<&Path>) -> Result<LoadedModel> {
+    let Some(dir) = cache.filter(|_| !is_onnx(path)) else {
+        return load_for_board(path, size);
+    };
+    let stat = std::fs::metadata(path).with_context(|| format!("reading {}", path.display()))?;
+    let stem = path
+        .file_name()
+        .map(|n| n.to_string_lossy().replace(['.', ' '], "_"))
+        .unwrap_or_default();
+    let prefix = format!("{stem}-{}x{}-", size.width(), size.height());
+    let file = dir.join(format!("{prefix}{:016x}.onnx", cache_key(path, &stat)));
+    if file.is_file() {
+        match load_path(&file, DEFAULT_MAX_MODEL_BYTES) {
+            Ok(model) => {
+                log::info!("network for {size} from the cache {}", file.display());
+                return Ok(model);
+            }
+            Err(e) => {
+                log::warn!("discarding the cached graph {}: {e}", file.display());
+                let _ = std::fs::remove_file(&file);
+            }
+        }
+    }
+    let model = load_for_board(path, size)?;
+    match store(dir, &file, &prefix, &model.to_bytes()) {
+        Ok(()) => log::info!("cached the graph for {size} in {}", file.display()),
+        Err(e) => log::warn!("cannot cache the graph in {}: {e}", dir.display()),
+    }
+    Ok(model)
+}
+
+/// Identifies the model file's contents cheaply (path, length, modification time) and the
+/// converter (Tengen's version): any change misses the cache.
+fn cache_key(path: &Path, stat: &std::fs::Metadata) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    std::fs::canonicalize(path)
+        .unwrap_or_else(|_| path.to_path_buf())
+        .hash(&mut h);
+    stat.len().hash(&mut h);
+    stat.modified().ok().hash(&mut h);
+    env!("CARGO_PKG_VERSION").hash(&mut h);
+    h.finish()
+}
+
+/// Writes `bytes` to `file` through a synced temporary file and a rename, so that a crash
+/// never leaves half a graph under the final name; then removes stale files of `prefix`.
+fn store(dir: &Path, file: &Path, prefix: &str, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    std::fs::create_dir_all(dir)?;
+    let tmp = file.with_extension("onnx.tmp");
+    {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+    }
+    std::fs::rename(&tmp, file)?;
+    for entry in std::fs::read_dir(dir)?.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with(prefix) && entry.path() != file {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+    Ok(())
+}

@@ -3,10 +3,10 @@
 //! systemd hears READY once the engine is loaded, and watchdog pings only while the
 //! engine loop keeps turning.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -17,14 +17,17 @@ use tengen_device::appliance::{Appliance, GameSettings, Out, Settings};
 use tengen_device::mqtt::{self, Inbound, MqttConfig, TlsFiles, Version, INBOUND_QUEUE};
 use tengen_device::payload::EngineSide;
 use tengen_device::serial::{serve_gtp, SerialConfig};
-use tengen_nn::eval::EvaluatorConfig;
+use tengen_nn::eval::{Evaluator as NnEvaluator, EvaluatorConfig};
+use tengen_protocol::gtp::engine::EvaluatorSource;
 use tengen_protocol::gtp::{parse_line, Engine, EngineConfig};
-use tengen_rules::Rules;
-use tengen_search::SearchParams;
+use tengen_rules::{BoardSize, Rules};
+use tengen_search::{Evaluator, SearchParams};
 
-use crate::bench::OrtArgs;
+use crate::accel::{self, Choice};
+use crate::bench::{make_backend, OrtArgs};
 use crate::config::{self, Config, ConfigArgs};
 use crate::gtp::{evaluator_source, ClassicArgs};
+use crate::network;
 
 /// Options of `tengen serve`.
 #[derive(Args, Debug)]
@@ -52,13 +55,17 @@ pub fn run(a: ServeArgs) -> Result<()> {
     let _lock = lock_state_dir(&dir)?;
 
     let started = Instant::now();
-    let (engine, describe) = build_engine(&cfg)?;
+    let (engine, describe, network) = build_engine(&cfg, &dir)?;
     let mut app = Appliance::open(engine, &dir, settings(&cfg)?)
         .with_context(|| format!("cannot resume from {}", dir.display()))?;
     log::info!(
         "engine ready in {:.2} s: {describe}",
         started.elapsed().as_secs_f64()
     );
+    let network = network
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone();
 
     let (in_tx, in_rx) = sync_channel::<Inbound>(INBOUND_QUEUE);
     let stop = Arc::new(AtomicBool::new(false));
@@ -77,6 +84,7 @@ pub fn run(a: ServeArgs) -> Result<()> {
             let status = serde_json::json!({
                 "version": env!("CARGO_PKG_VERSION"),
                 "engine": describe,
+                "network": network,
                 "pid": std::process::id(),
             })
             .to_string();
@@ -91,16 +99,13 @@ pub fn run(a: ServeArgs) -> Result<()> {
         None => None,
     };
     {
+        // Listen before READY: a SIGTERM right after it must stop us cleanly, not kill us.
+        use tokio::signal::unix::{signal, SignalKind};
+        let _context = runtime.enter();
+        let mut term = signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?;
+        let mut int = signal(SignalKind::interrupt()).context("cannot listen for SIGINT")?;
         let in_tx = in_tx.clone();
         runtime.spawn(async move {
-            use tokio::signal::unix::{signal, SignalKind};
-            let (Ok(mut term), Ok(mut int)) = (
-                signal(SignalKind::terminate()),
-                signal(SignalKind::interrupt()),
-            ) else {
-                log::error!("cannot listen for signals");
-                return;
-            };
             tokio::select! {
                 _ = term.recv() => {}
                 _ = int.recv() => {}
@@ -263,8 +268,12 @@ fn lock_state_dir(dir: &std::path::Path) -> Result<nix::fcntl::Flock<std::fs::Fi
     })
 }
 
-/// The engine the configuration asks for, and a line describing it.
-fn build_engine(cfg: &Config) -> Result<(Engine, String)> {
+/// The backend a network source settled on (none until it built its first network).
+type Settled = Arc<Mutex<Option<Choice>>>;
+
+/// The engine the configuration asks for, a line describing it, and the network backend
+/// it settled on (filled once the engine has loaded its network).
+fn build_engine(cfg: &Config, state_dir: &Path) -> Result<(Engine, String, Settled)> {
     let e = &cfg.engine;
     let threads = e.threads.unwrap_or(2).max(1) as usize;
     let level = e.level.unwrap_or(10);
@@ -277,14 +286,26 @@ fn build_engine(cfg: &Config) -> Result<(Engine, String)> {
         ..EvaluatorConfig::default()
     };
     let backend = e.backend.clone().unwrap_or_else(|| "tract".into());
-    let source = evaluator_source(
-        e.model.clone(),
-        &backend,
-        threads,
-        batching,
-        &OrtArgs::default(),
-        classic,
+    let cache = state_dir.join("cache");
+    let ort = OrtArgs::new(
+        e.providers.clone().unwrap_or_else(|| vec!["cpu".into()]),
+        e.device.unwrap_or(0),
+        e.fp16.unwrap_or(false),
+        Some(cache.join("tensorrt")),
     );
+    let settled: Settled = Arc::new(Mutex::new(None));
+    let source = match &e.model {
+        Some(model) => network_source(NetworkSource {
+            model: model.clone(),
+            preferred: backend.clone(),
+            threads,
+            batching,
+            ort,
+            cache,
+            settled: settled.clone(),
+        }),
+        None => evaluator_source(None, &backend, threads, batching, &ort, classic),
+    };
     let classic_genmove = match e.mode.as_deref() {
         Some("classic") => true,
         Some(_) => false,
@@ -312,7 +333,49 @@ fn build_engine(cfg: &Config) -> Result<(Engine, String)> {
         (_, true) => format!("classical engine (level {level})"),
     };
     let engine = Engine::new(source, config).map_err(anyhow::Error::msg)?;
-    Ok((engine, describe))
+    Ok((engine, describe, settled))
+}
+
+/// What [`network_source`] needs.
+struct NetworkSource {
+    model: PathBuf,
+    preferred: String,
+    threads: usize,
+    batching: EvaluatorConfig,
+    ort: OrtArgs,
+    /// Graphs built from the model, one per board size (and TensorRT's engines).
+    cache: PathBuf,
+    settled: Settled,
+}
+
+/// The appliance's evaluators per board size: the backend is settled on the first size
+/// (at start-up, before READY) and kept for the others; graphs come from the cache; the
+/// backend's plans are built before the evaluator is handed over, so the first move
+/// after READY does not pay for them.
+fn network_source(s: NetworkSource) -> EvaluatorSource {
+    Box::new(move |size: BoardSize| {
+        let make = || -> Result<Arc<dyn Evaluator>> {
+            let loaded = network::load_cached(&s.model, size, Some(&s.cache))?;
+            let max_batch = s.batching.max_batch;
+            let backend = {
+                let mut settled = s.settled.lock().unwrap_or_else(PoisonError::into_inner);
+                match &*settled {
+                    Some(c) => make_backend(&c.backend, &loaded, s.threads, max_batch, &c.ort)?,
+                    None => {
+                        let (b, choice) =
+                            accel::settle(&s.preferred, &loaded, s.threads, max_batch, &s.ort)?;
+                        *settled = Some(choice);
+                        b
+                    }
+                }
+            };
+            backend.warm_up(&[max_batch])?;
+            log::info!("network for {size}: {}", backend.name());
+            let e = NnEvaluator::new(backend, loaded.metadata, s.batching.clone())?;
+            Ok(Arc::new(e))
+        };
+        make().map_err(|e| format!("cannot load the network for {size}: {e:#}"))
+    })
 }
 
 fn settings(cfg: &Config) -> Result<Settings> {

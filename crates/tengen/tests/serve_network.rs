@@ -1,0 +1,173 @@
+//! `tengen serve` with a network: the backend settled at start-up (ONNX Runtime down its
+//! provider chain, else tract) is logged and published on `status`; the graph built from
+//! the model is cached in the state directory, used on the next start, and rebuilt when
+//! the cached file is damaged. Needs mosquitto and ../shared's b6c96; skipped without.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+use support::mqtt::{setup, Daemon, Observer};
+
+fn shared_model() -> Option<PathBuf> {
+    let dir = std::env::var_os("TENGEN_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared")));
+    let model = dir.join("models/g170-b6c96.bin.gz");
+    if model.is_file() {
+        Some(model)
+    } else {
+        println!("skipped: {} not found", model.display());
+        None
+    }
+}
+
+fn engine_config(model: &Path, providers: &str) -> String {
+    format!(
+        "[engine]\nmodel = \"{}\"\nbackend = \"ort\"\nproviders = {providers}\nthreads = 1\n\
+         visits = 8\n[game]\nsize = 9\nengine = \"none\"\n",
+        model.display()
+    )
+}
+
+/// Stops the daemon as systemd would, and waits for it.
+fn stop(mut d: Daemon) -> String {
+    let _ = std::process::Command::new("kill")
+        .args(["-TERM", &d.child.id().to_string()])
+        .status();
+    for _ in 0..200 {
+        if !d.alive() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!d.alive(), "the daemon did not stop on SIGTERM");
+    d.log()
+}
+
+/// The ONNX files in the state directory's cache.
+fn cached(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir.join("state/cache"))
+        .map(|r| r.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    v.retain(|p| p.extension().is_some_and(|e| e == "onnx"));
+    v.sort();
+    v
+}
+
+/// The engine answers a genmove through the GTP pass-through (the network works).
+fn plays(obs: &Observer, id: &str) {
+    let from = obs.count();
+    obs.publish(
+        "command",
+        format!(r#"{{"cmd":"gtp","line":"genmove b","id":"{id}"}}"#),
+    );
+    let (_, reply) = obs.wait(from, "gtp/reply", |r| r["id"] == id);
+    assert_eq!(reply["ok"], true, "{reply}");
+    assert!(reply["text"].as_str().unwrap().len() >= 2, "{reply}");
+}
+
+#[test]
+fn gpu_chain_falls_back_to_tract_and_the_graph_cache_survives_restarts() {
+    let Some(model) = shared_model() else { return };
+    let Some((dir, broker)) = setup("gpu_chain_falls_back") else {
+        return;
+    };
+    let cfg = engine_config(&model, r#"["tensorrt", "cuda"]"#);
+    let obs = Observer::connect(broker.port, "obs");
+
+    // First start: no GPU here, so the chain ends on tract, and the status says why.
+    let daemon = Daemon::start(dir.path(), broker.port, &cfg);
+    let (_, status) = obs.wait(0, "status", |s| s["network"].is_object());
+    let net = &status["network"];
+    assert_eq!(net["backend"], "tract", "{status}");
+    assert!(
+        net["runs_on"].as_str().unwrap().starts_with("tract"),
+        "{status}"
+    );
+    let passed: Vec<&str> = net["passed_over"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap())
+        .collect();
+    assert_eq!(passed.len(), 1, "{status}");
+    assert!(passed[0].starts_with("ONNX Runtime: "), "{status}");
+    if cfg!(feature = "ort") && std::env::var_os("ORT_DYLIB_PATH").is_some() {
+        // The library loaded; each GPU provider was tried and named.
+        assert!(
+            passed[0].contains("TensorRT:0 FP16") || passed[0].contains("TensorRT:0"),
+            "{status}"
+        );
+        assert!(passed[0].contains("CUDA:0"), "{status}");
+    }
+    plays(&obs, "a");
+    let log = stop(daemon);
+    assert!(log.contains("falling back to tract"), "{log}");
+    let files = cached(dir.path());
+    // The start-up size (19x19) and the game's (9x9).
+    assert_eq!(files.len(), 2, "{files:?}");
+    let stamps: Vec<_> = files
+        .iter()
+        .map(|f| std::fs::metadata(f).unwrap().modified().unwrap())
+        .collect();
+
+    // Second start: the graphs come from the cache, untouched.
+    let from = obs.count();
+    let daemon = Daemon::start(dir.path(), broker.port, &cfg);
+    obs.wait(from, "status", |s| s["network"]["backend"] == "tract");
+    plays(&obs, "b");
+    let log = stop(daemon);
+    assert_eq!(log.matches("from the cache").count(), 2, "{log}");
+    assert_eq!(cached(dir.path()), files);
+    for (f, t) in files.iter().zip(&stamps) {
+        assert_eq!(std::fs::metadata(f).unwrap().modified().unwrap(), *t);
+    }
+
+    // A damaged cache (a power cut under a careless writer, a bad sector) is rebuilt.
+    for f in &files {
+        std::fs::write(f, b"not an onnx graph").unwrap();
+    }
+    let from = obs.count();
+    let daemon = Daemon::start(dir.path(), broker.port, &cfg);
+    obs.wait(from, "status", |s| s["network"]["backend"] == "tract");
+    plays(&obs, "c");
+    let log = stop(daemon);
+    assert_eq!(
+        log.matches("discarding the cached graph").count(),
+        2,
+        "{log}"
+    );
+    let rebuilt = cached(dir.path());
+    assert_eq!(rebuilt, files);
+    for f in &rebuilt {
+        assert!(std::fs::metadata(f).unwrap().len() > 100_000, "{f:?}");
+    }
+}
+
+#[test]
+fn onnx_runtime_runs_the_network_when_its_provider_starts() {
+    let Some(model) = shared_model() else { return };
+    if !cfg!(feature = "ort") || std::env::var_os("ORT_DYLIB_PATH").is_none() {
+        println!("skipped: needs the `ort` feature and ORT_DYLIB_PATH");
+        return;
+    }
+    let Some((dir, broker)) = setup("onnx_runtime_runs_the_network") else {
+        return;
+    };
+    let obs = Observer::connect(broker.port, "obs");
+    let daemon = Daemon::start(
+        dir.path(),
+        broker.port,
+        &engine_config(&model, r#"["cpu"]"#),
+    );
+    let (_, status) = obs.wait(0, "status", |s| s["network"].is_object());
+    let net: &Value = &status["network"];
+    assert_eq!(net["backend"], "ort", "{status}");
+    assert_eq!(net["runs_on"], "ort CPU", "{status}");
+    assert_eq!(net["passed_over"].as_array().unwrap().len(), 0, "{status}");
+    plays(&obs, "a");
+    stop(daemon);
+}
