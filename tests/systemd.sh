@@ -12,6 +12,8 @@
 #   DIR/usr/lib/systemd/system/             is a copy of this machine's system units, so the
 #                                           unit's dependencies (sysinit.target,
 #                                           modprobe@.service, network-online.target...) resolve.
+# With --root the unit is verified a second time with the Jetson GPU drop-in
+# (systemd/jetson-gpu.conf) in DIR/etc/systemd/system/tengen.service.d/.
 # If this systemd-analyze has no --root, the unit is verified from a temporary copy whose
 # only difference is ExecStart= naming the given binary's absolute path instead of
 # /usr/bin/tengen (the script says so when it does that).
@@ -58,6 +60,14 @@ if systemd-analyze verify --help 2>/dev/null | grep -q -- '--root='; then
     echo "systemd-analyze verify --root=$root tengen.service"
     status=0
     out="$(systemd-analyze verify --root="$root" tengen.service 2>&1)" || status=$?
+    # Then with the Jetson GPU drop-in (systemd/jetson-gpu.conf) in place.
+    if [[ $status -eq 0 && -z "$out" ]]; then
+        mkdir -p "$root/etc/systemd/system/tengen.service.d"
+        cp systemd/jetson-gpu.conf "$root/etc/systemd/system/tengen.service.d/"
+        echo "systemd-analyze verify --root=$root tengen.service (with jetson-gpu.conf)"
+        out="$(systemd-analyze verify --root="$root" tengen.service 2>&1)" || status=$?
+        [[ $status -ne 0 || -n "$out" ]] || dropin=" and with systemd/jetson-gpu.conf"
+    fi
 else
     echo "this systemd-analyze has no --root: verifying a copy whose ExecStart= names $bin"
     mkdir -p "$tmp/unit"
@@ -78,4 +88,4 @@ if [[ -n "$out" ]]; then
     echo "FAIL: systemd-analyze verify printed the above (warnings count as failures)" >&2
     exit 1
 fi
-echo "systemd unit: $unit verifies clean"
+echo "systemd unit: $unit verifies clean${dropin:-}"
