@@ -59,3 +59,11 @@ cargo test --workspace --features tengen/ort -- --nocapture
 # The binary the integration tests just ran (cargo test builds it as target/debug/tengen).
 step "systemd unit"
 tests/systemd.sh target/debug/tengen
+
+# The boards' build: aarch64 test suites and GTP sessions under qemu-user.
+step "aarch64"
+cross/test-aarch64.sh
+
+# Both Debian packages, from the binaries tested above.
+step "Debian packages"
+tests/deb.sh test

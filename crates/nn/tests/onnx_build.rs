@@ -338,6 +338,8 @@ fn check_golden(
     ps: &[&Position],
     batch: usize,
 ) {
+    let ps: Vec<&Position> = ps.iter().copied().step_by(stride()).collect();
+    let ps = &ps[..];
     let net = runnable(model, &opts, batch);
     let raws = net.run(ps);
     let mut worst = Worst::default();
@@ -358,16 +360,35 @@ fn check_golden(
     // The graph alone (KataGo's own input features), so the file's line is labelled apart
     // from the end-to-end test's.
     println!(
-        "golden {golden_file} (graph on KataGo's features, {}x{} {mode}): {agreed}/{} agree",
+        "golden {golden_file} (graph on KataGo's features, {}x{} {mode}): {agreed}/{} agree{}",
         opts.x_len,
         opts.y_len,
-        ps.len()
+        ps.len(),
+        stride_note()
     );
     println!(
         "  worst errors: policy {:.2e}, value {:.2e}, score {:.2e}, lead {:.2e}, ownership {:.2e}",
         worst.policy, worst.value, worst.score, worst.lead, worst.ownership
     );
     assert_eq!(agreed, ps.len(), "positions outside tolerance");
+}
+
+/// Every k-th golden position with `TENGEN_GOLDEN_STRIDE=k` (CI's aarch64 run under
+/// qemu, where each evaluation is a hundred times slower), else all of them.
+fn stride() -> usize {
+    std::env::var("TENGEN_GOLDEN_STRIDE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .filter(|&k| k >= 1)
+        .unwrap_or(1)
+}
+
+/// How the golden line says that only every k-th position ran.
+fn stride_note() -> String {
+    match stride() {
+        1 => String::new(),
+        k => format!(" (every {k}th position, TENGEN_GOLDEN_STRIDE)"),
+    }
 }
 
 const B6_GOLDEN: &str = "katago-rawnn-g170-b6c96.jsonl";
