@@ -239,28 +239,10 @@ fn run_file(
     println!(
         "golden {file}{label}: {agreed}/{} agree{}\n  worst errors: {}",
         records.len(),
-        stride_note(),
+        common::stride_note(),
         worst.line()
     );
     Some((agreed, records.len()))
-}
-
-/// Every k-th golden position with `TENGEN_GOLDEN_STRIDE=k` (CI's aarch64 run under
-/// qemu, where each evaluation is a hundred times slower), else all of them.
-fn stride() -> usize {
-    std::env::var("TENGEN_GOLDEN_STRIDE")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .filter(|&k| k >= 1)
-        .unwrap_or(1)
-}
-
-/// How the golden line says that only every k-th position ran.
-fn stride_note() -> String {
-    match stride() {
-        1 => String::new(),
-        k => format!(" (every {k}th position, TENGEN_GOLDEN_STRIDE)"),
-    }
 }
 
 fn tract_backend(model: &LoadedModel) -> Option<Arc<dyn Backend>> {
@@ -277,7 +259,7 @@ fn check_file(file: &str, model: &str, label: &str, make: MakeBackend<'_>) {
     let Some((records, desc)) = golden(file, model) else {
         return;
     };
-    let records: Vec<Value> = records.into_iter().step_by(stride()).collect();
+    let records: Vec<Value> = records.into_iter().step_by(common::stride()).collect();
     if let Some((agreed, total)) = run_file(label, file, &records, &desc, make) {
         assert_eq!(
             agreed, total,

@@ -1,6 +1,8 @@
 //! Builds ONNX graphs from the shared KataGo models, runs them with tract on KataGo's own input
 //! features, and compares with KataGo's outputs (`/work/shared/golden`).
 
+mod common;
+
 use std::collections::HashMap;
 use std::path::PathBuf;
 
@@ -338,7 +340,7 @@ fn check_golden(
     ps: &[&Position],
     batch: usize,
 ) {
-    let ps: Vec<&Position> = ps.iter().copied().step_by(stride()).collect();
+    let ps: Vec<&Position> = ps.iter().copied().step_by(common::stride()).collect();
     let ps = &ps[..];
     let net = runnable(model, &opts, batch);
     let raws = net.run(ps);
@@ -364,31 +366,13 @@ fn check_golden(
         opts.x_len,
         opts.y_len,
         ps.len(),
-        stride_note()
+        common::stride_note()
     );
     println!(
         "  worst errors: policy {:.2e}, value {:.2e}, score {:.2e}, lead {:.2e}, ownership {:.2e}",
         worst.policy, worst.value, worst.score, worst.lead, worst.ownership
     );
     assert_eq!(agreed, ps.len(), "positions outside tolerance");
-}
-
-/// Every k-th golden position with `TENGEN_GOLDEN_STRIDE=k` (CI's aarch64 run under
-/// qemu, where each evaluation is a hundred times slower), else all of them.
-fn stride() -> usize {
-    std::env::var("TENGEN_GOLDEN_STRIDE")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .filter(|&k| k >= 1)
-        .unwrap_or(1)
-}
-
-/// How the golden line says that only every k-th position ran.
-fn stride_note() -> String {
-    match stride() {
-        1 => String::new(),
-        k => format!(" (every {k}th position, TENGEN_GOLDEN_STRIDE)"),
-    }
 }
 
 const B6_GOLDEN: &str = "katago-rawnn-g170-b6c96.jsonl";

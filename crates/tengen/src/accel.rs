@@ -62,7 +62,7 @@ pub fn settle(
         passed_over,
         ort: ort.clone(),
     };
-    log::info!("network backend: {} (CPU)", choice.runs_on);
+    log::info!("network backend: {} on the CPU", choice.runs_on);
     Ok((backend, choice))
 }
 

@@ -3,24 +3,11 @@
 //! engine keeps serving. Without `--model` (the classical engine) so it runs anywhere;
 //! one session with the real network when ../shared is present.
 
-use std::io::Write;
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
+mod support;
 
-/// The b6c96 network from ../shared (or `$TENGEN_SHARED`), or `None` after saying the
-/// test is skipped.
-fn shared_model() -> Option<PathBuf> {
-    let dir = std::env::var_os("TENGEN_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared")));
-    let model = dir.join("models/g170-b6c96.bin.gz");
-    if model.is_file() {
-        Some(model)
-    } else {
-        println!("skipped: {} not found", model.display());
-        None
-    }
-}
+use std::io::Write;
+use std::process::{Command, Stdio};
+use support::shared::shared_model;
 
 /// A 9x9 game, komi 7, where Black walls off A-E and White F-J.
 fn walled_game() -> String {

@@ -1,23 +1,13 @@
 //! `tengen convert` and `tengen bench nn` driven as a user would: the real binary, real model
 //! files from ../shared, and bad inputs that must end in a clear error, not a panic.
 
-use std::path::{Path, PathBuf};
+mod support;
+
+use std::path::Path;
 use std::process::{Command, Output};
+use support::shared::shared_model;
 
 use tengen_nn::onnx::load::{load_path, DEFAULT_MAX_MODEL_BYTES};
-
-fn shared_model() -> Option<PathBuf> {
-    let dir = std::env::var_os("TENGEN_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared")));
-    let model = dir.join("models/g170-b6c96.bin.gz");
-    if model.is_file() {
-        Some(model)
-    } else {
-        println!("skipped: {} not found (set TENGEN_SHARED)", model.display());
-        None
-    }
-}
 
 fn tengen(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_tengen"))

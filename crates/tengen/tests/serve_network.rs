@@ -7,22 +7,10 @@ mod support;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use support::shared::shared_model;
 
 use serde_json::Value;
 use support::mqtt::{setup, Daemon, Observer};
-
-fn shared_model() -> Option<PathBuf> {
-    let dir = std::env::var_os("TENGEN_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared")));
-    let model = dir.join("models/g170-b6c96.bin.gz");
-    if model.is_file() {
-        Some(model)
-    } else {
-        println!("skipped: {} not found", model.display());
-        None
-    }
-}
 
 fn engine_config(model: &Path, providers: &str) -> String {
     format!(

@@ -52,3 +52,21 @@ pub fn replay(r: &Value) -> (Game, Player) {
         .expect("colour");
     (g, next)
 }
+
+/// Every k-th golden position with `TENGEN_GOLDEN_STRIDE=k` (CI's aarch64 run under
+/// qemu, where each evaluation is a hundred times slower), else all of them.
+pub fn stride() -> usize {
+    std::env::var("TENGEN_GOLDEN_STRIDE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .filter(|&k| k >= 1)
+        .unwrap_or(1)
+}
+
+/// How the golden line says that only every k-th position ran.
+pub fn stride_note() -> String {
+    match stride() {
+        1 => String::new(),
+        k => format!(" (every {k}th position, TENGEN_GOLDEN_STRIDE)"),
+    }
+}

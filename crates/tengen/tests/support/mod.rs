@@ -1,3 +1,4 @@
 //! Helpers shared by the integration tests and benchmarks.
 
 pub mod mqtt;
+pub mod shared;
