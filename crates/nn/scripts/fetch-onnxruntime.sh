@@ -8,17 +8,10 @@
 #
 # ORT_VERSION picks the wheel (default below: the version the `api-31` build was tested with;
 # tengen-nn's `ort` feature needs ONNX Runtime 1.31 or newer). TENGEN_CACHE_DIR moves the cache.
-# ORT_ARCH=aarch64 fetches the Linux aarch64 library instead of this machine's (for
-# running an aarch64 build under qemu-user).
 set -euo pipefail
 
 version="${ORT_VERSION:-1.31.1}"
-arch="${ORT_ARCH:-}"
-cache="${TENGEN_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/tengen}/onnxruntime-$version${arch:+-$arch}"
-platform=()
-if [[ -n "$arch" ]]; then
-    platform=(--python-version 3.11 --platform "manylinux_2_28_$arch" --platform "manylinux_2_27_$arch")
-fi
+cache="${TENGEN_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/tengen}/onnxruntime-$version"
 
 find_lib() {
     # The versioned file is the real library; the unversioned name may be missing in wheels.
@@ -45,7 +38,7 @@ mkdir -p "$cache"
 tmp="$(mktemp -d "$cache/download.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
 
-if ! "$python" -m pip download --quiet --no-deps --only-binary=:all: "${platform[@]}" \
+if ! "$python" -m pip download --quiet --no-deps --only-binary=:all: \
         --dest "$tmp" "onnxruntime==$version" >"$tmp/pip.log" 2>&1; then
     tail -n 5 "$tmp/pip.log" >&2 || true
     fail "could not download onnxruntime==$version (no network or no wheel for this platform)"

@@ -52,14 +52,15 @@ pub fn load_for_board(path: &Path, size: BoardSize) -> Result<LoadedModel> {
     LoadedModel::from_proto(proto).context("checking the built graph")
 }
 
-/// Like [`load_for_board`], keeping each graph built from a KataGo model in `cache` (one
+/// Like [`load_for_board`], keeping each graph built from a KataGo model in `dir` (one
 /// ONNX file per model file and board size), so that a restart skips reading and
 /// converting the network. A cached file that no longer loads is rebuilt; files for older
-/// versions of the same model are removed when a new one is written.
-pub fn load_cached(path: &Path, size: BoardSize, cache: Option<&Path>) -> Result<LoadedModel> {
-    let Some(dir) = cache.filter(|_| !is_onnx(path)) else {
+/// versions of the same model are removed when a new one is written. ONNX files are
+/// loaded as they are.
+pub fn load_cached(path: &Path, size: BoardSize, dir: &Path) -> Result<LoadedModel> {
+    if is_onnx(path) {
         return load_for_board(path, size);
-    };
+    }
     let stat = std::fs::metadata(path).with_context(|| format!("reading {}", path.display()))?;
     let stem = path
         .file_name()

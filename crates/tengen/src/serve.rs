@@ -355,7 +355,7 @@ struct NetworkSource {
 fn network_source(s: NetworkSource) -> EvaluatorSource {
     Box::new(move |size: BoardSize| {
         let make = || -> Result<Arc<dyn Evaluator>> {
-            let loaded = network::load_cached(&s.model, size, Some(&s.cache))?;
+            let loaded = network::load_cached(&s.model, size, &s.cache)?;
             let max_batch = s.batching.max_batch;
             let backend = {
                 let mut settled = s.settled.lock().unwrap_or_else(PoisonError::into_inner);
