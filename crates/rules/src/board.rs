@@ -484,6 +484,93 @@ impl Board {
                 .any(|n| self.cells[n] == o && self.atari_at_head(self.head[n] as usize))
     }
 
+    /// Liberties the chain of a stone `pla` plays at the empty point `loc` would have,
+    /// counted up to `cap` (at most 8), not counting points that captures would free
+    /// (ask [`Board::would_capture`] for those).
+    pub fn liberties_after(&self, loc: Loc, pla: Player, cap: usize) -> usize {
+        let l = loc.index();
+        let cap = cap.min(8);
+        let mut found = [0usize; 8];
+        let mut n = 0;
+        for a in self.adj(l) {
+            if self.cells[a] == EMPTY {
+                found[n] = a;
+                n += 1;
+                if n >= cap {
+                    return n;
+                }
+            }
+        }
+        let p = pla.cell();
+        let mut heads = [usize::MAX; 4];
+        for (k, a) in self.adj(l).into_iter().enumerate() {
+            if self.cells[a] != p {
+                continue;
+            }
+            let h = self.head[a] as usize;
+            if heads.contains(&h) {
+                continue;
+            }
+            heads[k] = h;
+            // A chain in atari here has `l` as its only liberty and adds nothing.
+            if self.atari_at_head(h) {
+                continue;
+            }
+            let mut s = h;
+            loop {
+                for b in self.adj(s) {
+                    if self.cells[b] == EMPTY && b != l && !found[..n].contains(&b) {
+                        found[n] = b;
+                        n += 1;
+                        if n >= cap {
+                            return n;
+                        }
+                    }
+                }
+                s = self.next[s] as usize;
+                if s == h {
+                    break;
+                }
+            }
+        }
+        n
+    }
+
+    /// Stones `pla` would put in atari by playing at the empty point `loc`: the new
+    /// stone and the chains it joins, or 0 when the move keeps two liberties or captures.
+    pub fn self_atari_stones(&self, loc: Loc, pla: Player) -> usize {
+        if self.would_capture(loc, pla) || self.liberties_after(loc, pla, 2) >= 2 {
+            return 0;
+        }
+        let l = loc.index();
+        let p = pla.cell();
+        let mut heads = [usize::MAX; 4];
+        let mut stones = 1;
+        for (k, a) in self.adj(l).into_iter().enumerate() {
+            if self.cells[a] == p {
+                let h = self.head[a] as usize;
+                if !heads.contains(&h) {
+                    heads[k] = h;
+                    stones += self.chains[h].stones as usize;
+                }
+            }
+        }
+        stones
+    }
+
+    /// The only liberty of the chain through the stone `loc`, if it is in atari.
+    #[inline]
+    pub fn atari_liberty(&self, loc: Loc) -> Option<Loc> {
+        let l = loc.index();
+        if !self.is_stone(l) {
+            return None;
+        }
+        let h = self.head[l] as usize;
+        let c = &self.chains[h];
+        self.atari_at_head(h)
+            .then(|| Loc((c.lib_sum / c.plibs as u32) as u16))
+    }
+
     /// If playing at `loc` is a capture in a ko mouth (all neighbours opponent
     /// stones or edge, exactly one single-stone chain in atari), the stone it captures.
     pub fn ko_capture_point(&self, loc: Loc, pla: Player) -> Option<Loc> {
@@ -902,7 +989,7 @@ impl Board {
     }
 
     #[inline]
-    fn diag(&self, l: usize) -> [usize; 4] {
+    pub(crate) fn diag(&self, l: usize) -> [usize; 4] {
         let s = self.size.stride();
         [l - s - 1, l - s + 1, l + s - 1, l + s + 1]
     }

@@ -1,5 +1,6 @@
 //! Property tests of the board and the game: incremental hashes and chain counts
-//! equal a recomputation from scratch, and undo restores the exact state.
+//! equal a recomputation from scratch, undo restores the exact state, and the
+//! liberty forecasts playouts use agree with playing the move.
 
 use proptest::prelude::*;
 use tengen_rules::{Board, BoardSize, Game, Move, Player, Rules};
@@ -49,6 +50,48 @@ proptest! {
                 return Err(TestCaseError::fail(format!("after {}: {e}\n{b:?}", size.gtp(mv))));
             }
             pla = pla.opp();
+        }
+    }
+
+    #[test]
+    fn liberties_after_and_self_atari_agree_with_playing_the_move(
+        w in 2usize..=13, h in 2usize..=13, seed: u64, n in 1usize..200
+    ) {
+        let size = BoardSize::new(w, h).unwrap();
+        let mut b = Board::new(size);
+        let mut rng = fastrand::Rng::with_seed(seed);
+        let mut pla = Player::Black;
+        for _ in 0..n {
+            let mv = random_move(&b, pla, false, &mut rng);
+            b.play(mv, pla);
+            pla = pla.opp();
+        }
+        for l in size.points() {
+            let m = Move::Play(l);
+            if !b.is_legal(m, pla, false) {
+                continue;
+            }
+            let mut after = b.clone();
+            after.play(m, pla);
+            let libs = after.liberties(l);
+            let stones = after.chain_len(l);
+            if !b.would_capture(l, pla) {
+                for cap in 1..=4 {
+                    prop_assert_eq!(b.liberties_after(l, pla, cap), libs.min(cap), "{} cap {}", size.gtp(m), cap);
+                }
+                let expected = if libs < 2 { stones } else { 0 };
+                prop_assert_eq!(b.self_atari_stones(l, pla), expected, "{}", size.gtp(m));
+            } else {
+                prop_assert_eq!(b.self_atari_stones(l, pla), 0);
+            }
+            // The liberty of a chain in atari is the one point that captures it.
+            if let Some(lib) = after.atari_liberty(l) {
+                prop_assert_eq!(libs, 1);
+                prop_assert!(after.is_empty_at(lib));
+                prop_assert!(after.neighbours(lib).any(|x| after.same_chain(x, l)));
+            } else {
+                prop_assert!(libs != 1);
+            }
         }
     }
 

@@ -9,7 +9,8 @@ use tengen_nn::eval::{EvalOptions, SymmetryChoice};
 pub use tengen_nn::eval::EvalError;
 pub use tengen_nn::features::{InputParams, Symmetry};
 pub use tengen_nn::postprocess::{NnOutput, PolicyOptions};
-use tengen_rules::{Game, Player};
+use tengen_rules::playout::PlayoutPolicy;
+use tengen_rules::{Game, Move, Player};
 
 use crate::filter::move_index;
 
@@ -62,7 +63,7 @@ impl Evaluator for tengen_nn::eval::Evaluator {
 }
 
 /// The classical engine as the search's evaluator: its quick judgement's policy, and a
-/// win probability from its score estimate, blended with random playouts' results
+/// win probability from its score estimate, blended with playouts' results
 /// (as AlphaGo mixed its value network with rollouts): the static estimate knows
 /// shape and reading, the playouts see fights to their end.
 pub struct ClassicEvaluator {
@@ -70,17 +71,18 @@ pub struct ClassicEvaluator {
     playouts: u32,
     /// Weight of the static estimate; the playouts get the rest.
     mix: f32,
+    policy: PlayoutPolicy,
     seed: std::sync::atomic::AtomicU64,
 }
 
 impl ClassicEvaluator {
-    /// Wraps a classical engine, with eight playouts per evaluation weighing 0.7
+    /// Wraps a classical engine, with eight guided playouts per evaluation weighing 0.7
     /// against its 0.3.
     pub fn new(engine: tengen_classic::Classic) -> ClassicEvaluator {
         ClassicEvaluator::with_playouts(engine, 8, 0.3)
     }
 
-    /// Wraps a classical engine, adding `playouts` random playouts per evaluation whose
+    /// Wraps a classical engine, adding `playouts` guided playouts per evaluation whose
     /// results weigh `1 - mix` against the static estimate's `mix`.
     pub fn with_playouts(engine: tengen_classic::Classic, playouts: u32, mix: f32) -> Self {
         ClassicEvaluator {
@@ -91,8 +93,15 @@ impl ClassicEvaluator {
             } else {
                 mix.clamp(0.0, 1.0)
             },
+            policy: PlayoutPolicy::Guided,
             seed: std::sync::atomic::AtomicU64::new(0x5eed),
         }
+    }
+
+    /// The same evaluator with another playout policy.
+    pub fn with_policy(mut self, policy: PlayoutPolicy) -> Self {
+        self.policy = policy;
+        self
     }
 }
 
@@ -108,14 +117,16 @@ impl Evaluator for ClassicEvaluator {
             let n = self.seed.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let mut rng = fastrand::Rng::with_seed(n ^ game.board().position_hash() as u64);
             let mut board = game.board().clone();
+            // The opponent's last stone, which the guided policy answers first.
+            let last = match game.turns().last().map(|t| t.mv) {
+                Some(Move::Play(l)) if !board.is_empty_at(l) => Some(l),
+                _ => None,
+            };
             for _ in 0..self.playouts {
                 board.clone_from(game.board());
-                let r = tengen_rules::playout::random_playout(
-                    &mut board,
-                    game.to_move(),
-                    &mut rng,
-                    3 * area,
-                );
+                let r = self
+                    .policy
+                    .play(&mut board, game.to_move(), last, &mut rng, 3 * area);
                 let s = r.white_minus_black as f32 + game.white_bonus();
                 wins += if s > 0.0 {
                     1.0

@@ -11,7 +11,7 @@ use tengen_nn::backend::tract::{TractBackend, TractOptions};
 use tengen_nn::backend::{Backend, BatchInput, BatchOutput};
 use tengen_nn::features::{fill_row_v7, InputParams, NUM_GLOBAL, NUM_SPATIAL};
 use tengen_nn::onnx::load::LoadedModel;
-use tengen_rules::playout::random_playout;
+use tengen_rules::playout::PlayoutPolicy;
 use tengen_rules::{Board, BoardSize, Game, Move, Player, Rules};
 
 use crate::network;
@@ -369,51 +369,58 @@ fn playouts(a: PlayoutArgs) -> Result<()> {
     );
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!(
-        "random playouts, {} thread(s), {cores} core(s) available",
+        "playouts, {} thread(s), {cores} core(s) available",
         a.threads
     );
     for n in a.board {
         let size = BoardSize::square(n).with_context(|| format!("--board {n}"))?;
-        let budget = Duration::from_secs_f64(a.seconds);
-        let start = Instant::now();
-        let results: Vec<(u64, u64)> = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..a.threads)
-                .map(|t| {
-                    s.spawn(move || {
-                        let empty = Board::new(size);
-                        let mut rng = fastrand::Rng::with_seed(a.seed.wrapping_add(t as u64));
-                        let (mut count, mut moves) = (0u64, 0u64);
-                        while start.elapsed() < budget {
-                            for _ in 0..64 {
-                                let mut b = empty.clone();
-                                moves += random_playout(
-                                    &mut b,
-                                    Player::Black,
-                                    &mut rng,
-                                    3 * size.area(),
-                                )
-                                .moves as u64;
-                                count += 1;
+        for (name, policy) in [
+            ("random", PlayoutPolicy::Random),
+            ("guided", PlayoutPolicy::Guided),
+        ] {
+            let budget = Duration::from_secs_f64(a.seconds);
+            let start = Instant::now();
+            let results: Vec<(u64, u64)> = std::thread::scope(|s| {
+                let handles: Vec<_> = (0..a.threads)
+                    .map(|t| {
+                        s.spawn(move || {
+                            let empty = Board::new(size);
+                            let mut rng = fastrand::Rng::with_seed(a.seed.wrapping_add(t as u64));
+                            let (mut count, mut moves) = (0u64, 0u64);
+                            let mut b = empty.clone();
+                            while start.elapsed() < budget {
+                                for _ in 0..64 {
+                                    b.clone_from(&empty);
+                                    let r = policy.play(
+                                        &mut b,
+                                        Player::Black,
+                                        None,
+                                        &mut rng,
+                                        3 * size.area(),
+                                    );
+                                    moves += r.moves as u64;
+                                    count += 1;
+                                }
                             }
-                        }
-                        (count, moves)
+                            (count, moves)
+                        })
                     })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or((0, 0)))
-                .collect()
-        });
-        let secs = start.elapsed().as_secs_f64();
-        let count: u64 = results.iter().map(|r| r.0).sum();
-        let moves: u64 = results.iter().map(|r| r.1).sum();
-        println!(
-            "{n}x{n}: {:.0} playouts/s ({:.1} moves per playout, {:.0} ns per move per thread)",
-            count as f64 / secs,
-            moves as f64 / count.max(1) as f64,
-            secs * 1e9 * a.threads as f64 / moves.max(1) as f64
-        );
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or((0, 0)))
+                    .collect()
+            });
+            let secs = start.elapsed().as_secs_f64();
+            let count: u64 = results.iter().map(|r| r.0).sum();
+            let moves: u64 = results.iter().map(|r| r.1).sum();
+            println!(
+                "{n}x{n} {name}: {:.0} playouts/s ({:.1} moves per playout, {:.0} ns per move per thread)",
+                count as f64 / secs,
+                moves as f64 / count.max(1) as f64,
+                secs * 1e9 * a.threads as f64 / moves.max(1) as f64
+            );
+        }
     }
     Ok(())
 }

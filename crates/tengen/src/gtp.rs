@@ -14,6 +14,7 @@ use tengen_protocol::gtp::engine::EvaluatorSource;
 use tengen_protocol::gtp::{
     analyze_command, parse_line, Engine, EngineConfig, LineError, Reply, MAX_LINE_BYTES,
 };
+use tengen_rules::playout::PlayoutPolicy;
 use tengen_rules::{BoardSize, Rules};
 use tengen_search::{ClassicEvaluator, Evaluator, SearchParams};
 
@@ -70,12 +71,34 @@ pub(crate) struct ClassicArgs {
     /// Strength of the classical engine, 1 (beginner) to 10 (full).
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u8).range(1..=10))]
     pub level: u8,
-    /// Random playouts per evaluation, blended with the classical estimate (0: none).
+    /// Playouts per evaluation, blended with the classical estimate (0: none).
     #[arg(long, default_value_t = 8)]
     pub playouts: u32,
     /// Weight of the classical estimate against the playouts' results (0 to 1).
     #[arg(long, default_value_t = 0.3)]
     pub playout_mix: f32,
+    /// How playouts choose moves: `guided` (answer the last move locally first:
+    /// captures, escapes, shape) or `random`.
+    #[arg(long, value_enum, default_value_t = PlayoutChoice::Guided)]
+    pub playout_policy: PlayoutChoice,
+}
+
+/// The playout policies offered on the command line.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PlayoutChoice {
+    /// Local answers to the last move first, then random moves.
+    Guided,
+    /// Uniformly random moves.
+    Random,
+}
+
+impl From<PlayoutChoice> for PlayoutPolicy {
+    fn from(c: PlayoutChoice) -> PlayoutPolicy {
+        match c {
+            PlayoutChoice::Guided => PlayoutPolicy::Guided,
+            PlayoutChoice::Random => PlayoutPolicy::Random,
+        }
+    }
 }
 
 impl Default for ClassicArgs {
@@ -84,6 +107,7 @@ impl Default for ClassicArgs {
             level: 10,
             playouts: 8,
             playout_mix: 0.3,
+            playout_policy: PlayoutChoice::Guided,
         }
     }
 }
@@ -143,7 +167,8 @@ pub(crate) fn evaluator_source(
             Box::new(move |_size: BoardSize| {
                 let engine = Classic::new(classic.level, 0x7e46_e115);
                 let e =
-                    ClassicEvaluator::with_playouts(engine, classic.playouts, classic.playout_mix);
+                    ClassicEvaluator::with_playouts(engine, classic.playouts, classic.playout_mix)
+                        .with_policy(classic.playout_policy.into());
                 Ok(Arc::new(e) as Arc<dyn Evaluator>)
             })
         }

@@ -1,8 +1,44 @@
-//! Uniformly random playouts: the classic Monte Carlo benchmark of a Go board.
+//! Playouts: games played quickly to their end from a position, for Monte Carlo
+//! evaluation. [`random_playout`] plays uniformly random moves (the classic benchmark of
+//! a Go board); [`guided_playout`] answers each move locally first (captures, escapes,
+//! shape), which makes its results a much better judge of fights.
+
+mod guided;
+mod shape;
+
+pub use guided::{guided_move, guided_playout};
 
 use crate::board::Board;
 use crate::geometry::Move;
 use crate::player::Player;
+
+/// Which moves a playout plays.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PlayoutPolicy {
+    /// Uniformly random moves ([`random_playout`]).
+    Random,
+    /// Local answers first, then random moves ([`guided_playout`]).
+    #[default]
+    Guided,
+}
+
+impl PlayoutPolicy {
+    /// Plays this policy from `board` to the end (`last`: the move that led here, which
+    /// only the guided policy answers).
+    pub fn play(
+        self,
+        board: &mut Board,
+        to_move: Player,
+        last: Option<crate::geometry::Loc>,
+        rng: &mut fastrand::Rng,
+        max_moves: usize,
+    ) -> PlayoutResult {
+        match self {
+            PlayoutPolicy::Random => random_playout(board, to_move, rng, max_moves),
+            PlayoutPolicy::Guided => guided_playout(board, to_move, last, rng, max_moves),
+        }
+    }
+}
 
 /// What a playout did and how it ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,7 +89,7 @@ pub fn random_playout(
 
 /// Stones plus empty points whose neighbours are all one colour: the area count
 /// of a board filled to the end by playouts.
-fn quick_area(board: &Board) -> i32 {
+pub(crate) fn quick_area(board: &Board) -> i32 {
     let mut score = 0;
     for l in board.size().points() {
         let i = l.index();
