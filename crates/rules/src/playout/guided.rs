@@ -3,7 +3,7 @@
 //! 3x3 shape around it), and only then at random. Neither the local answers nor the
 //! random moves may put two or more of the mover's own stones in atari.
 
-use super::{quick_area, shape, PlayoutResult};
+use super::{play_out, shape, uniform_move, PlayoutResult};
 use crate::board::Board;
 use crate::geometry::{Loc, Move};
 use crate::player::Player;
@@ -43,29 +43,14 @@ impl Candidates {
 /// Scored like [`super::random_playout`]: stones plus one-point eyes, komi not included.
 pub fn guided_playout(
     board: &mut Board,
-    mut to_move: Player,
-    mut last: Option<Loc>,
+    to_move: Player,
+    last: Option<Loc>,
     rng: &mut fastrand::Rng,
     max_moves: usize,
 ) -> PlayoutResult {
-    let mut moves = 0;
-    let mut passes = 0;
-    while moves < max_moves && passes < 2 {
-        let chosen = guided_move(board, to_move, last, rng);
-        board.play(chosen, to_move);
-        last = match chosen {
-            // A suicide leaves nothing to answer.
-            Move::Play(l) if !board.is_empty_at(l) => Some(l),
-            _ => None,
-        };
-        passes = if chosen == Move::Pass { passes + 1 } else { 0 };
-        moves += 1;
-        to_move = to_move.opp();
-    }
-    PlayoutResult {
-        moves,
-        white_minus_black: quick_area(board),
-    }
+    play_out(board, to_move, last, max_moves, |b, pla, last| {
+        guided_move(b, pla, last, rng)
+    })
 }
 
 /// The guided policy's move for `pla` after the opponent's stone at `last` (None after
@@ -81,18 +66,7 @@ pub fn guided_move(
     if let Some(m) = last.and_then(|l| local_answer(board, pla, l, rng)) {
         return m;
     }
-    // Uniform over the allowed moves, drawn without replacement from the empty points.
-    let mut candidates = board.num_empty();
-    while candidates > 0 {
-        let i = rng.usize(..candidates);
-        let loc = board.empty_at(i);
-        if allowed(board, loc, pla) {
-            return Move::Play(loc);
-        }
-        candidates -= 1;
-        board.swap_empties(i, candidates);
-    }
-    Move::Pass
+    uniform_move(board, rng, |b, loc| allowed(b, loc, pla))
 }
 
 /// Legal in a playout (not ko, not suicide, not an own eye) and no self-atari of two

@@ -9,7 +9,7 @@ mod shape;
 pub use guided::{guided_move, guided_playout};
 
 use crate::board::Board;
-use crate::geometry::Move;
+use crate::geometry::{Loc, Move};
 use crate::player::Player;
 
 /// Which moves a playout plays.
@@ -29,7 +29,7 @@ impl PlayoutPolicy {
         self,
         board: &mut Board,
         to_move: Player,
-        last: Option<crate::geometry::Loc>,
+        last: Option<Loc>,
         rng: &mut fastrand::Rng,
         max_moves: usize,
     ) -> PlayoutResult {
@@ -57,26 +57,34 @@ pub struct PlayoutResult {
 /// each one is uniform over the allowed moves and nothing is allocated.
 pub fn random_playout(
     board: &mut Board,
-    mut to_move: Player,
+    to_move: Player,
     rng: &mut fastrand::Rng,
     max_moves: usize,
+) -> PlayoutResult {
+    play_out(board, to_move, None, max_moves, |b, pla, _| {
+        uniform_move(b, rng, |b, loc| b.is_playout_move(loc, pla))
+    })
+}
+
+/// Plays the moves `choose` picks (given the board, the mover and the opponent's last
+/// stone) until both players pass in a row or `max_moves` is reached, then counts.
+fn play_out(
+    board: &mut Board,
+    mut to_move: Player,
+    mut last: Option<Loc>,
+    max_moves: usize,
+    mut choose: impl FnMut(&mut Board, Player, Option<Loc>) -> Move,
 ) -> PlayoutResult {
     let mut moves = 0;
     let mut passes = 0;
     while moves < max_moves && passes < 2 {
-        let mut candidates = board.num_empty();
-        let mut chosen = Move::Pass;
-        while candidates > 0 {
-            let i = rng.usize(..candidates);
-            let loc = board.empty_at(i);
-            if board.is_playout_move(loc, to_move) {
-                chosen = Move::Play(loc);
-                break;
-            }
-            candidates -= 1;
-            board.swap_empties(i, candidates);
-        }
+        let chosen = choose(board, to_move, last);
         board.play(chosen, to_move);
+        last = match chosen {
+            // A suicide leaves nothing to answer.
+            Move::Play(l) if !board.is_empty_at(l) => Some(l),
+            _ => None,
+        };
         passes = if chosen == Move::Pass { passes + 1 } else { 0 };
         moves += 1;
         to_move = to_move.opp();
@@ -85,6 +93,28 @@ pub fn random_playout(
         moves,
         white_minus_black: quick_area(board),
     }
+}
+
+/// A uniformly random empty point that `ok` accepts, or a pass when none does: drawn
+/// without replacement from the board's empty-point list (reordering it), so nothing
+/// is allocated.
+#[inline]
+fn uniform_move(
+    board: &mut Board,
+    rng: &mut fastrand::Rng,
+    ok: impl Fn(&Board, Loc) -> bool,
+) -> Move {
+    let mut candidates = board.num_empty();
+    while candidates > 0 {
+        let i = rng.usize(..candidates);
+        let loc = board.empty_at(i);
+        if ok(board, loc) {
+            return Move::Play(loc);
+        }
+        candidates -= 1;
+        board.swap_empties(i, candidates);
+    }
+    Move::Pass
 }
 
 /// Stones plus empty points whose neighbours are all one colour: the area count
