@@ -706,6 +706,24 @@ impl Game {
         area
     }
 
+    /// Scores the game again with `dead` (stones both players agree are dead, as in a
+    /// counting phase) taken off the board first; the board itself keeps them. Points
+    /// without a stone are ignored.
+    pub fn rescore_with_dead(&mut self, dead: &[Loc]) -> Result<(), SetupError> {
+        let mut counted = self.board.clone();
+        let removals: Vec<(Loc, Option<Player>)> = dead
+            .iter()
+            .filter(|&&l| counted.stone(l).is_some())
+            .map(|&l| (l, None))
+            .collect();
+        counted.set_stones(&removals)?;
+        let kept = std::mem::replace(&mut self.board, counted);
+        let (_, board_score) = self.board_score();
+        self.board = kept;
+        self.set_scored(board_score as f32);
+        Ok(())
+    }
+
     /// If every point is pass-alive stone or territory, ends and scores the game (true).
     pub fn end_if_all_pass_alive(&mut self) -> bool {
         let area = self.board.area(crate::area::AreaOptions::pass_alive(

@@ -1,7 +1,8 @@
 //! The rules quirks that KataGo's rules text names, each checked on a hand-made position:
 //! bent four in the corner, no points in seki, double-ko seki in the cleanup phases,
 //! sending-two-returning-one under simple ko, the button, handicap bonus and
-//! pass-alive territory with one interior point.
+//! pass-alive territory with one interior point; and a count with stones both players
+//! agree are dead taken off.
 //!
 //! Every expected value below was worked out by hand from the rules text
 //! (KataGo's "full rigorous rules", version 1); the comment above each test says how.
@@ -963,4 +964,23 @@ fn pass_alive_territory_two_interior_points_is_not() {
             "suicide {sui}"
         );
     }
+}
+
+// ---- counting with agreed dead stones ----
+
+#[test]
+fn agreed_dead_stones_come_off_for_the_count_but_stay_on_the_board() {
+    let mut g = Game::new(BoardSize::square(7).unwrap(), Rules::parse("chinese").unwrap());
+    g.set_komi(7.0);
+    play_all(&mut g, &["D4", "A1", "pass", "pass"]);
+    assert!(g.is_over());
+    // As the board stands, White's A1 leaves both sides one stone and no territory.
+    assert_eq!(score(&g), 7.0);
+    // Taken off as dead, Black owns all 49 points; empty points in the list are ignored.
+    g.rescore_with_dead(&[loc(&g, "A1"), loc(&g, "C3")]).unwrap();
+    assert_eq!(score(&g), 7.0 - 49.0);
+    assert!(g.board().stone(loc(&g, "A1")).is_some());
+    // Nothing dead: the count as it stands again.
+    g.rescore_with_dead(&[]).unwrap();
+    assert_eq!(score(&g), 7.0);
 }

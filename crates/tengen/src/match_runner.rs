@@ -1,5 +1,6 @@
 //! `tengen match`: two GTP engines play each other with alternating colours; the rules
-//! engine referees every move and scores every game; one SGF per game; win rate with a
+//! engine referees every move and scores every game (stones both engines call dead
+//! taken off); one SGF per game; win rate with a
 //! 95% confidence interval and the Elo difference at the end. An engine that crashes,
 //! hangs or answers illegally loses that game and the match goes on.
 
@@ -15,7 +16,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use tengen_rules::{sgf, BoardSize, Game, Player, Rules};
+use tengen_rules::{sgf, BoardSize, Game, Loc, Move, Player, Rules};
 
 /// Options of `tengen match`.
 #[derive(Args, Debug)]
@@ -416,6 +417,13 @@ fn play_one(a: &MatchArgs, index: usize, rules: Rules) -> Result<Played> {
     if !game.is_over() {
         game.end_and_score_now();
     }
+    if !decided {
+        // A count without a dead-stone agreement rewards leaving dead stones on the board.
+        let dead = agreed_dead(&mut black, &mut white, &game, index);
+        if !dead.is_empty() {
+            game.rescore_with_dead(&dead)?;
+        }
+    }
     let winner = game.outcome().and_then(|o| o.winner());
     if !decided {
         // Both engines' own counts, for the log: dead stones may be judged differently.
@@ -443,6 +451,44 @@ fn play_one(a: &MatchArgs, index: usize, rules: Rules) -> Result<Played> {
         forfeit,
         game,
     })
+}
+
+/// The stones both engines call dead (`final_status_list dead`) once the game has
+/// ended on the board. Stones only one of them calls dead stay and are counted as they
+/// stand (logged as disputed); an engine that cannot answer agrees to nothing.
+fn agreed_dead(black: &mut Engine, white: &mut Engine, game: &Game, index: usize) -> Vec<Loc> {
+    let size = game.board().size();
+    let mut lists = Vec::with_capacity(2);
+    for e in [black, white] {
+        let mut dead = Vec::new();
+        match e.send("final_status_list dead") {
+            Ok(reply) => {
+                for word in reply.split_whitespace() {
+                    match size.parse_move(word) {
+                        Ok(Move::Play(l)) if game.board().stone(l).is_some() => dead.push(l),
+                        _ => log::info!(
+                            "game {index}: {} calls {word:?} dead, not a stone: ignored",
+                            e.name
+                        ),
+                    }
+                }
+            }
+            Err(f) => log::info!("game {index}: {} {f} on final_status_list dead", e.name),
+        }
+        dead.sort_unstable();
+        dead.dedup();
+        lists.push(dead);
+    }
+    let (b, w) = (&lists[0], &lists[1]);
+    let agreed: Vec<Loc> = b.iter().filter(|l| w.contains(l)).copied().collect();
+    let disputed = b.len() + w.len() - 2 * agreed.len();
+    if !agreed.is_empty() || disputed > 0 {
+        log::info!(
+            "game {index}: {} stones dead by agreement, taken off for the count; {disputed} disputed, counted as they stand",
+            agreed.len()
+        );
+    }
+    agreed
 }
 
 /// Runs `tengen match`.

@@ -201,3 +201,69 @@ fn an_engine_that_refuses_or_dies_on_a_legal_play_loses() {
         "{text}"
     );
 }
+
+/// A shell engine that plays `first` on its first `genmove`, then passes, and answers
+/// `final_status_list` with `dead`.
+fn scripted_engine(name: &str, first: &str, dead: &str) -> String {
+    format!(
+        "n=0; while read -r c _; do case $c in \
+         name) printf '= {name}\\n\\n';; \
+         genmove) n=$((n+1)); if [ $n -eq 1 ]; then printf '= {first}\\n\\n'; \
+         else printf '= pass\\n\\n'; fi;; \
+         final_status_list) printf '= {dead}\\n\\n';; \
+         quit) printf '= \\n\\n'; exit 0;; \
+         *) printf '= \\n\\n';; \
+         esac; done"
+    )
+}
+
+/// One 7x7 game, komi 7: Black plays D4, White A1, both pass. Returns the SGF result
+/// and the log.
+fn count_after_passes(black_dead: &str, white_dead: &str) -> (String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_tengen"))
+        .args([
+            "match",
+            "--engine-a",
+            &scripted_engine("black", "D4", black_dead),
+            "--engine-b",
+            &scripted_engine("white", "A1", white_dead),
+            "--games",
+            "1",
+            "--board",
+            "7",
+            "--sgf-dir",
+            dir.path().to_str().unwrap(),
+        ])
+        .env("RUST_LOG", "info")
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{log}");
+    let sgf = std::fs::read_to_string(dir.path().join("game-0000.sgf")).unwrap();
+    // The record's RE: replaying the moves would count the board as it stands again.
+    let result = sgf
+        .split_once("RE[")
+        .and_then(|(_, rest)| rest.split_once(']'))
+        .map(|(re, _)| re.to_string())
+        .unwrap_or_else(|| panic!("no result in {sgf}"));
+    (result, log)
+}
+
+#[test]
+fn stones_both_engines_call_dead_are_taken_off_before_the_count() {
+    // On the board as it stands, White's lone A1 stone spoils Black's whole area
+    // (1 point each, komi 7: W+7). Both engines call it dead: Black owns all 49 points.
+    let (result, log) = count_after_passes("A1", "a1");
+    assert_eq!(result, "B+42", "{log}");
+    assert!(log.contains("1 stones dead by agreement"), "{log}");
+
+    // Only one engine calls it dead: the count stands as the board is, and says so.
+    let (result, log) = count_after_passes("A1", "");
+    assert_eq!(result, "W+7", "{log}");
+    assert!(log.contains("1 disputed"), "{log}");
+
+    // Claims of dead stones on empty points or off the board are ignored.
+    let (result, log) = count_after_passes("A1 C3 Z99", "A1 C3");
+    assert_eq!(result, "B+42", "{log}");
+}
