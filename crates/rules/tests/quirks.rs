@@ -970,14 +970,18 @@ fn pass_alive_territory_two_interior_points_is_not() {
 
 #[test]
 fn agreed_dead_stones_come_off_for_the_count_but_stay_on_the_board() {
-    let mut g = Game::new(BoardSize::square(7).unwrap(), Rules::parse("chinese").unwrap());
+    let mut g = Game::new(
+        BoardSize::square(7).unwrap(),
+        Rules::parse("chinese").unwrap(),
+    );
     g.set_komi(7.0);
     play_all(&mut g, &["D4", "A1", "pass", "pass"]);
     assert!(g.is_over());
     // As the board stands, White's A1 leaves both sides one stone and no territory.
     assert_eq!(score(&g), 7.0);
     // Taken off as dead, Black owns all 49 points; empty points in the list are ignored.
-    g.rescore_with_dead(&[loc(&g, "A1"), loc(&g, "C3")]).unwrap();
+    g.rescore_with_dead(&[loc(&g, "A1"), loc(&g, "C3")])
+        .unwrap();
     assert_eq!(score(&g), 7.0 - 49.0);
     assert!(g.board().stone(loc(&g, "A1")).is_some());
     // Nothing dead: the count as it stands again.
