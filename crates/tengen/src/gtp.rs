@@ -58,6 +58,10 @@ pub struct GtpArgs {
     /// Never resign.
     #[arg(long)]
     no_resign: bool,
+    /// A search parameter by KataGo's name, as `kata-set-param` sets it (repeatable;
+    /// `kata-list-params` lists them), e.g. `--param cpuctExploration=1.5`.
+    #[arg(long = "param", value_name = "NAME=VALUE")]
+    params: Vec<String>,
     /// Serve GTP over TCP instead of standard input/output: a port (loopback) or an address.
     #[arg(long)]
     listen: Option<String>,
@@ -236,6 +240,14 @@ pub fn run(a: GtpArgs) -> Result<()> {
         ..EngineConfig::default()
     };
     let mut engine = Engine::new(source, config).map_err(anyhow::Error::msg)?;
+    for p in &a.params {
+        let (key, value) = p
+            .split_once('=')
+            .with_context(|| format!("--param {p}: expected NAME=VALUE"))?;
+        engine
+            .set_param(key.trim(), value.trim())
+            .map_err(|e| anyhow::anyhow!("--param {p}: {e}"))?;
+    }
     let Some(listen) = &a.listen else {
         serve_session(&mut engine, std::io::stdin(), &mut std::io::stdout().lock())?;
         return Ok(());

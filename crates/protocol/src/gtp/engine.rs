@@ -146,6 +146,7 @@ pub const PARAMS: &[&str] = &[
     "chosenMoveTemperature",
     "wideRootNoise",
     "rootPolicyTemperature",
+    "nnPolicyTemperature",
     "rootNumSymmetriesToSample",
     "policyOptimism",
     "rootPolicyOptimism",
@@ -836,6 +837,7 @@ impl Engine {
             "chosenMoveTemperature" => p.chosen_move_temperature.to_string(),
             "wideRootNoise" => p.wide_root_noise.to_string(),
             "rootPolicyTemperature" => p.root_policy_temperature.to_string(),
+            "nnPolicyTemperature" => p.nn_policy_temperature.to_string(),
             "rootNumSymmetriesToSample" => p.root_symmetries.to_string(),
             "policyOptimism" => p.policy_optimism.to_string(),
             "rootPolicyOptimism" => p.root_policy_optimism.to_string(),
@@ -847,7 +849,8 @@ impl Engine {
         })
     }
 
-    fn set_param(&mut self, key: &str, value: &str) -> Result<()> {
+    /// Sets a search parameter by KataGo's name (as `kata-set-param` does).
+    pub fn set_param(&mut self, key: &str, value: &str) -> Result<()> {
         let num = |lo: f64, hi: f64| -> Result<f64> {
             match value.parse::<f64>() {
                 Ok(x) if (lo..=hi).contains(&x) => Ok(x),
@@ -883,6 +886,7 @@ impl Engine {
             "chosenMoveTemperature" => p.chosen_move_temperature = num(0.0, 5.0)?,
             "wideRootNoise" => p.wide_root_noise = num(0.0, 5.0)?,
             "rootPolicyTemperature" => p.root_policy_temperature = num(0.01, 100.0)?,
+            "nnPolicyTemperature" => p.nn_policy_temperature = num(0.01, 100.0)? as f32,
             "rootNumSymmetriesToSample" => p.root_symmetries = num(1.0, 8.0)? as usize,
             "policyOptimism" => p.policy_optimism = num(0.0, 1.0)? as f32,
             "rootPolicyOptimism" => p.root_policy_optimism = num(0.0, 1.0)? as f32,
