@@ -472,6 +472,31 @@ fn without_a_network_the_classical_engine_plays_and_judges() {
 }
 
 #[test]
+fn parameters_can_be_set_on_the_command_line() {
+    let r = session(
+        &[
+            "--param",
+            "cpuctExploration=1.75",
+            "--param",
+            "nnPolicyTemperature = 2",
+        ],
+        b"kata-get-param cpuctExploration\nkata-get-param nnPolicyTemperature\nquit\n",
+    );
+    assert_eq!(r[0], "= 1.75");
+    assert_eq!(r[1], "= 2");
+    for bad in ["cpuctExploration=99", "nonsense=1", "cpuctExploration"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_tengen"))
+            .args(["gtp", "--param", bad])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("tengen runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "--param {bad} was accepted");
+        assert!(err.contains("--param"), "{bad}: {err}");
+    }
+}
+
+#[test]
 fn the_search_runs_over_the_classical_engine() {
     let script = "boardsize 9\nclear_board\nplay b E5\ngenmove w\nkata-raw-nn 0\nquit\n";
     let r = session(
