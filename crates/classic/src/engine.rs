@@ -7,12 +7,16 @@ use tengen_rules::{Game, Loc, Move, Player};
 
 use crate::analysis::Analysis;
 use crate::dragons::is_self_atari;
+use crate::prior::{Context, PointNotes, Position, Weights};
 use crate::reading::{Reader, ReadingLimits};
-use crate::valuation::{candidates, shape_value, value_move, Baseline, MoveValue, Reason};
+use crate::valuation::{candidates, value_move, Baseline, MoveValue, Reason};
 use crate::worms::Unknown;
 
 /// Moves worth less than this (in points) are not worth a turn: pass instead.
 const PASS_BELOW: f32 = 0.4;
+
+/// How far below the best move's logit a pass starts while points are still open.
+const PASS_UNSETTLED: f32 = 6.0;
 
 /// Strength levels, 1 (beginner) to 10 (full strength).
 pub const LEVELS: std::ops::RangeInclusive<u8> = 1..=10;
@@ -179,91 +183,58 @@ impl Classic {
         (a.dead_stones(game.board()), a.seki_stones(game.board()))
     }
 
-    /// A quick judgement for the search: one analysis, a heuristic policy from it.
+    /// The move prior's context and per-point notes for `game`'s position.
+    pub fn prior_inputs(&self, game: &Game, a: &Analysis) -> (Context, Vec<PointNotes>) {
+        prior_inputs(game, a)
+    }
+
+    /// A quick judgement for the search: one analysis, and the move prior's policy with
+    /// the analysis' notes on each point.
     pub fn judge(&self, game: &Game) -> Judgement {
         let a = self.analyse(game);
         let b = game.board();
         let size = b.size();
-        let pla = game.to_move();
+        let (ctx, notes) = prior_inputs(game, &a);
+        let position = Position::new(b, game.to_move(), ctx);
+        let weights = Weights::builtin();
         let mut logits = vec![f32::NEG_INFINITY; size.area() + 1];
-        let mut bump = vec![0.0f32; size.area()];
-        for (i, w) in a.worms.list.iter().enumerate() {
-            // Critical worms, and the capture of already lost ones.
-            let capture = w.colour != pla && w.attack.point.is_some() && a.life[i] < 0.0;
-            if !w.is_critical() && !capture {
-                continue;
-            }
-            let p = if w.colour == pla {
-                w.defence.point
-            } else {
-                w.attack.point
-            };
-            if let Some(p) = p {
-                bump[size.index_of(p)] += 2.0 + (1.0 + w.value()).ln();
-            }
-        }
-        for d in &a.dragons.list {
-            if let (crate::dragons::Status::Critical, Some(p)) = (d.status, d.key_point) {
-                bump[size.index_of(p)] += 2.0 + (1.0 + d.value()).ln();
-            }
-        }
-        let last = game.turns().last().and_then(|t| t.mv.loc());
         let mut settled = true;
         for l in size.points() {
             if !game.is_legal(Move::Play(l)) {
                 continue;
             }
             let i = size.index_of(l);
-            let own = a.ownership[l];
-            let mut v = bump[i] + shape_value(b, l, pla);
-            if b.would_capture(l, pla) {
-                v += 2.0;
-            }
-            if b.is_simple_eye(l, pla) && !b.would_capture(l, pla) {
-                v -= 8.0;
-            } else if is_self_atari(b, l, pla) && !b.would_capture(l, pla) {
-                v -= 2.5;
-            }
-            for n in b.neighbours(l) {
-                if b.stone(n).is_some() && b.liberties_up_to(n, 3) == 2 {
-                    v += if b.stone(n) == Some(pla) { 0.6 } else { 0.8 };
-                }
-                if b.stone(n) == Some(pla) && b.in_atari(n) {
-                    v += 1.5;
-                }
-            }
-            if own.abs() < 0.5 {
-                v += 1.0;
+            if a.ownership[l].abs() < 0.5 {
                 settled = false;
-            } else if own.abs() > 0.85 {
-                // Settled points, either side's: little to gain there.
-                v -= 1.5;
             }
-            if last.is_some_and(|p| crate::points::manhattan(size, p, l) <= 2) {
-                v += 0.7;
-            }
-            logits[i] = v;
+            logits[i] = weights.logit(&position.features(l, Some(notes[i])));
         }
-        logits[size.area()] = if settled { 2.0 } else { -3.0 };
-        let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-        let mut total = 0.0;
-        for x in logits.iter_mut() {
-            if x.is_finite() {
-                *x = (*x - max).exp();
-                total += *x;
-            } else {
-                *x = -1.0;
-            }
-        }
-        for x in logits.iter_mut().filter(|x| **x >= 0.0) {
-            *x /= total;
-        }
+        // Passing is worth a look once every open point is decided, hardly before.
+        softmax_with_pass(&mut logits, settled);
         let white_ownership = size.points().map(|l| a.ownership[l]).collect();
         Judgement {
             policy: logits,
             white_score: a.white_area + game.white_bonus(),
             white_ownership,
         }
+    }
+
+    /// The move prior alone, without an analysis (fast): for an evaluator whose value
+    /// comes from elsewhere. Passing is worth a look once the opponent has passed.
+    pub fn prior_policy(&self, game: &Game) -> Vec<f32> {
+        let b = game.board();
+        let size = b.size();
+        let position = Position::new(b, game.to_move(), prior_context(game));
+        let weights = Weights::bare();
+        let mut logits = vec![f32::NEG_INFINITY; size.area() + 1];
+        for l in size.points() {
+            if game.is_legal(Move::Play(l)) {
+                logits[size.index_of(l)] = weights.logit(&position.features(l, None));
+            }
+        }
+        let passed = game.turns().last().is_some_and(|t| t.mv == Move::Pass);
+        softmax_with_pass(&mut logits, passed);
+        logits
     }
 
     /// The policy of the full valuation: a softmax over move values (slow, precise);
@@ -289,5 +260,87 @@ impl Classic {
             *x /= total;
         }
         p
+    }
+}
+
+/// The move prior's context (the last two stones) and what the analysis says of each
+/// point (row-major): key points of open fights, and ownership from the mover's view.
+pub fn prior_inputs(game: &Game, a: &Analysis) -> (Context, Vec<PointNotes>) {
+    let b = game.board();
+    let size = b.size();
+    let pla = game.to_move();
+    let mut notes = vec![PointNotes::default(); size.area()];
+    for (i, w) in a.worms.list.iter().enumerate() {
+        // Critical worms, and the capture of already lost ones.
+        let capture = w.colour != pla && w.attack.point.is_some() && a.life[i] < 0.0;
+        if !w.is_critical() && !capture {
+            continue;
+        }
+        let p = if w.colour == pla {
+            w.defence.point
+        } else {
+            w.attack.point
+        };
+        if let Some(p) = p {
+            notes[size.index_of(p)].key_point = true;
+        }
+    }
+    for d in &a.dragons.list {
+        if let (crate::dragons::Status::Critical, Some(p)) = (d.status, d.key_point) {
+            notes[size.index_of(p)].key_point = true;
+        }
+    }
+    for l in size.points() {
+        let o = a.ownership[l];
+        notes[size.index_of(l)].ownership = if pla == Player::White { o } else { -o };
+    }
+    (prior_context(game), notes)
+}
+
+/// The opponent's last stone and the mover's previous one, where still on the board.
+fn prior_context(game: &Game) -> Context {
+    let b = game.board();
+    let turns = game.turns();
+    let stone = |k: usize| {
+        turns
+            .len()
+            .checked_sub(k)
+            .and_then(|i| turns[i].mv.loc())
+            .filter(|&l| !b.is_empty_at(l))
+    };
+    Context {
+        last: stone(1),
+        own_last: stone(2),
+    }
+}
+
+/// Turns logits (points row-major, then pass; -inf for illegal moves) into
+/// probabilities, illegal moves -1; the pass logit is set from the best move's: equal
+/// when `pass_ok`, `PASS_UNSETTLED` below otherwise.
+fn softmax_with_pass(logits: &mut [f32], pass_ok: bool) {
+    let n = logits.len() - 1;
+    let best = logits[..n]
+        .iter()
+        .copied()
+        .fold(f32::NEG_INFINITY, f32::max);
+    logits[n] = if !best.is_finite() {
+        0.0
+    } else if pass_ok {
+        best
+    } else {
+        best - PASS_UNSETTLED
+    };
+    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let mut total = 0.0;
+    for x in logits.iter_mut() {
+        if x.is_finite() {
+            *x = (*x - max).exp();
+            total += *x;
+        } else {
+            *x = -1.0;
+        }
+    }
+    for x in logits.iter_mut().filter(|x| **x >= 0.0) {
+        *x /= total;
     }
 }

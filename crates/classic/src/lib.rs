@@ -7,6 +7,7 @@
 //! - [`influence`]: territory and moyo from the living stones' influence;
 //! - [`analysis`]: all of the above for one position, open fights settled with the side to move;
 //! - [`valuation`]: move reasons found by trying each candidate, valued in points;
+//! - [`prior`]: a cheap move prior from local features with learned weights;
 //! - [`engine`]: `genmove`, a quick judgement for the search, dead stones, strength levels.
 
 pub mod analysis;
@@ -14,6 +15,9 @@ pub mod dragons;
 pub mod engine;
 pub mod influence;
 pub mod points;
+pub mod prior;
+mod prior_weights;
+mod prior_weights_bare;
 pub mod reading;
 pub mod valuation;
 pub mod worms;
