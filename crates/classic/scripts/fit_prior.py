@@ -13,9 +13,9 @@ and writes the Rust weight table.
 
 Usage: fit_prior.py DATA.jsonl OUT.rs [--name CONST] [--without FEATURE] [--epochs N]
          [--l2 X] [--min-count N]
-The shipped tables: `prior_weights.rs` (all features; the quick judgement) and
-`prior_weights_bare.rs` (`--name WEIGHTS_BARE --without 65581`: no analysis notes, for
-the evaluator that skips the analysis).
+The shipped tables: `prior_weights.rs` (all features, for the quick judgement:
+`--epochs 300`) and `prior_weights_bare.rs` (no analysis notes, for the evaluator that
+skips the analysis: `--name WEIGHTS_BARE --without 65581 --epochs 200`).
 """
 import argparse, json, math, zlib
 import numpy as np

@@ -343,3 +343,31 @@ fn judge_gives_a_distribution_and_a_score() {
     assert!(j.white_score < 0.0, "{}", j.white_score);
     assert_eq!(j.white_ownership.len(), 81);
 }
+
+#[test]
+fn the_prior_alone_favours_the_ataris_and_looks_at_passing_after_a_pass() {
+    let mut g = game(&LADDER, Player::Black);
+    let engine = Classic::new(10, 1);
+    let p = engine.prior_policy(&g);
+    let size = g.board().size();
+    let total: f32 = p.iter().filter(|&&x| x >= 0.0).sum();
+    assert!((total - 1.0).abs() < 1e-3, "{total}");
+    assert_eq!(p[size.index_of(at(g.board(), "D5"))], -1.0);
+    let best = (0..size.area())
+        .max_by(|&a, &b| p[a].total_cmp(&p[b]))
+        .unwrap();
+    let best_name = name(g.board(), size.loc_at_index(best));
+    assert!(best_name == "E5" || best_name == "D4", "{best_name}");
+    // Before any pass, passing is far below the best move; after White passes, level.
+    assert!(p[size.area()] < 0.01 * p[best], "{}", p[size.area()]);
+    g.set_player_to_move(Player::White);
+    g.play(Move::Pass).unwrap();
+    let q = engine.prior_policy(&g);
+    let top = q[..size.area()].iter().copied().fold(0.0f32, f32::max);
+    assert!(
+        (q[size.area()] - top).abs() < 1e-6,
+        "{} {}",
+        q[size.area()],
+        top
+    );
+}

@@ -78,8 +78,10 @@ pub(crate) struct ClassicArgs {
     /// Playouts per evaluation, blended with the classical estimate (0: none).
     #[arg(long, default_value_t = 8)]
     pub playouts: u32,
-    /// Weight of the classical estimate against the playouts' results (0 to 1).
-    #[arg(long, default_value_t = 0.3)]
+    /// Weight of the classical estimate against the playouts' results (0 to 1). At 0
+    /// the analysis is skipped: the learned move prior is the policy, the playouts give
+    /// value, score and ownership (about twice the evaluations a second).
+    #[arg(long, default_value_t = 0.0)]
     pub playout_mix: f32,
     /// How playouts choose moves: `guided` (answer the last move locally first:
     /// captures, escapes, shape) or `random`.
@@ -110,7 +112,7 @@ impl Default for ClassicArgs {
         ClassicArgs {
             level: 10,
             playouts: 8,
-            playout_mix: 0.3,
+            playout_mix: 0.0,
             playout_policy: PlayoutChoice::Guided,
         }
     }
