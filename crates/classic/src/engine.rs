@@ -3,6 +3,7 @@
 
 use std::sync::Mutex;
 
+use tengen_rules::playout::{add_white_ownership, PlayoutPolicy};
 use tengen_rules::{Game, Loc, Move, Player};
 
 use crate::analysis::Analysis;
@@ -14,6 +15,9 @@ use crate::worms::Unknown;
 
 /// Moves worth less than this (in points) are not worth a turn: pass instead.
 const PASS_BELOW: f32 = 0.4;
+
+/// Playouts that decide which stones are dead at the end of a game.
+const FINAL_PLAYOUTS: usize = 200;
 
 /// How far below the best move's logit a pass starts while points are still open.
 const PASS_UNSETTLED: f32 = 6.0;
@@ -177,10 +181,38 @@ impl Classic {
         None
     }
 
-    /// Dead and seki stones of the position, for `final_status_list` and scoring.
+    /// Dead and seki stones of the position, for `final_status_list` and scoring. A
+    /// stone is dead when guided playouts from here end with its point the opponent's in
+    /// most of them (at the end of a game they capture what is lost and, never putting
+    /// two stones in atari, leave sekis standing); seki is the analysis' call.
     pub fn final_status(&self, game: &Game) -> (Vec<Loc>, Vec<Loc>) {
         let a = self.analyse(game);
-        (a.dead_stones(game.board()), a.seki_stones(game.board()))
+        let b = game.board();
+        let size = b.size();
+        let mut owned = vec![0.0f32; size.area()];
+        let mut rng = fastrand::Rng::with_seed(b.position_hash() as u64);
+        let mut board = b.clone();
+        let last = game
+            .turns()
+            .last()
+            .and_then(|t| t.mv.loc())
+            .filter(|&l| !b.is_empty_at(l));
+        for _ in 0..FINAL_PLAYOUTS {
+            board.clone_from(b);
+            PlayoutPolicy::Guided.play(&mut board, game.to_move(), last, &mut rng, 3 * size.area());
+            add_white_ownership(&board, &mut owned);
+        }
+        let seki = a.seki_stones(b);
+        let dead = size
+            .points()
+            .filter(|&l| {
+                let Some(c) = b.stone(l) else { return false };
+                let own = owned[size.index_of(l)] / FINAL_PLAYOUTS as f32;
+                let for_owner = if c == Player::White { own } else { -own };
+                for_owner < -0.5 && !seki.contains(&l)
+            })
+            .collect();
+        (dead, seki)
     }
 
     /// The move prior's context and per-point notes for `game`'s position.

@@ -371,3 +371,27 @@ fn the_prior_alone_favours_the_ataris_and_looks_at_passing_after_a_pass() {
         top
     );
 }
+
+#[test]
+fn at_the_end_stones_lost_inside_the_other_area_are_dead() {
+    // The last position of a 9x9 game against GNU Go, both sides passed. The lone black
+    // stone at H8 has room around it but lives nowhere; GNU Go (`--chinese-rules`)
+    // calls the same seven stones dead.
+    let rows = [
+        "...OO....",
+        ".OOXOO.X.",
+        ".OXXXOOOX",
+        "OOXOXO.OO",
+        "OOOOXXOOX",
+        "OXXXXXXOX",
+        "OOXOXOXXX",
+        "XOXOOOX.X",
+        "XXX......",
+    ];
+    let g = game(&rows, Player::Black);
+    let (dead, seki) = Classic::new(10, 1).final_status(&g);
+    let mut names: Vec<String> = dead.iter().map(|&l| name(g.board(), Some(l))).collect();
+    names.sort();
+    assert_eq!(names, ["D2", "D3", "E2", "F2", "F3", "H8", "J7"]);
+    assert!(seki.is_empty(), "{seki:?}");
+}

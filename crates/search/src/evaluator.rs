@@ -9,7 +9,7 @@ use tengen_nn::eval::{EvalOptions, SymmetryChoice};
 pub use tengen_nn::eval::EvalError;
 pub use tengen_nn::features::{InputParams, Symmetry};
 pub use tengen_nn::postprocess::{NnOutput, PolicyOptions};
-use tengen_rules::playout::PlayoutPolicy;
+use tengen_rules::playout::{add_white_ownership, PlayoutPolicy};
 use tengen_rules::{Game, Move, Player};
 
 use crate::filter::move_index;
@@ -146,7 +146,7 @@ impl ClassicEvaluator {
             total += s;
             total_sq += s * s;
             if let Some(o) = owned.as_deref_mut() {
-                add_final_owners(&board, o);
+                add_white_ownership(&board, o);
             }
         }
         let k = self.playouts.max(1) as f32;
@@ -184,35 +184,6 @@ impl ClassicEvaluator {
             shortterm_score_error: -1.0,
             white_ownership: owned,
         })
-    }
-}
-
-/// Adds each point's owner on a board played out to the end (a stone's colour, or the
-/// one colour around an empty point) to `owned`, from White's view, row-major.
-fn add_final_owners(board: &tengen_rules::Board, owned: &mut [f32]) {
-    let size = board.size();
-    for l in size.points() {
-        let owner = match board.stone(l) {
-            Some(p) => Some(p),
-            None => {
-                let mut seen = [false; 2];
-                for n in board.neighbours(l) {
-                    if let Some(p) = board.stone(n) {
-                        seen[p.index()] = true;
-                    }
-                }
-                match seen {
-                    [true, false] => Some(Player::Black),
-                    [false, true] => Some(Player::White),
-                    _ => None,
-                }
-            }
-        };
-        owned[size.index_of(l)] += match owner {
-            Some(Player::White) => 1.0,
-            Some(Player::Black) => -1.0,
-            None => 0.0,
-        };
     }
 }
 

@@ -95,6 +95,35 @@ fn play_out(
     }
 }
 
+/// Adds each point's owner on a board played out to the end to `owned` (row-major):
+/// +1 for White, -1 for Black, for a stone or an empty point only one colour touches.
+pub fn add_white_ownership(board: &Board, owned: &mut [f32]) {
+    let size = board.size();
+    for l in size.points() {
+        let owner = match board.stone(l) {
+            Some(p) => Some(p),
+            None => {
+                let mut seen = [false; 2];
+                for n in board.neighbours(l) {
+                    if let Some(p) = board.stone(n) {
+                        seen[p.index()] = true;
+                    }
+                }
+                match seen {
+                    [true, false] => Some(Player::Black),
+                    [false, true] => Some(Player::White),
+                    _ => None,
+                }
+            }
+        };
+        owned[size.index_of(l)] += match owner {
+            Some(Player::White) => 1.0,
+            Some(Player::Black) => -1.0,
+            None => 0.0,
+        };
+    }
+}
+
 /// A uniformly random empty point that `ok` accepts, or a pass when none does: drawn
 /// without replacement from the board's empty-point list (reordering it), so nothing
 /// is allocated.
@@ -150,6 +179,17 @@ pub(crate) fn quick_area(board: &Board) -> i32 {
 mod tests {
     use super::*;
     use crate::geometry::BoardSize;
+
+    #[test]
+    fn ownership_counts_stones_and_points_one_colour_surrounds() {
+        let size = BoardSize::square(3).unwrap();
+        let b = Board::from_rows(size, &[".X.", "XXO", ".O."]).unwrap();
+        let mut owned = vec![0.5f32; 9];
+        add_white_ownership(&b, &mut owned);
+        // Row-major from the top: A3 only touches Black, C3 and A1 touch both colours,
+        // C1 only touches White.
+        assert_eq!(owned, [-0.5, -0.5, 0.5, -0.5, -0.5, 1.5, 0.5, 1.5, 1.5]);
+    }
 
     #[test]
     fn playouts_fill_the_board_and_stay_consistent() {
