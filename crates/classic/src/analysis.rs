@@ -28,8 +28,6 @@ pub struct Analysis {
     pub white_area: f32,
 }
 
-/// Points not dominated by the opponent a weak dragon needs around it to live or run.
-const ROOM_TO_LIVE: usize = 6;
 /// Least ownership of a point in an area that only one colour borders.
 const AREA_FLOOR: f32 = 0.6;
 /// The same when the surrounding dragon is alive: the area is all but secure.
@@ -55,14 +53,8 @@ impl Analysis {
         let mut life = life_of(&worms, &dragons, &dead);
         // Dead dragons, and weak ones shut in the opponent's area, are lost: their area
         // is the opponent's eye space, so the dragons are formed again without them.
-        // Only living stones shut a dragon in: weak groups facing each other fight it out.
         let first = Influence::new(b, |l| worms.at(l).map_or(0.0, |w| life[w].max(0.0)));
-        let strong = Influence::new(b, |l| {
-            worms
-                .at(l)
-                .map_or(0.0, |w| if life[w] >= 1.0 { 1.0 } else { 0.0 })
-        });
-        let enclosed = enclosed_dragons(b, &worms, &dragons, &first, &strong);
+        let enclosed = enclosed_dragons(b, &worms, &dragons, &first);
         if !enclosed.is_empty() {
             for d in enclosed {
                 for &w in &dragons.list[d].worms {
@@ -201,19 +193,14 @@ fn life_of(worms: &Worms, dragons: &Dragons, dead: &[bool]) -> Vec<f32> {
         .collect()
 }
 
-/// Dead dragons, and weak dragons shut in by the opponent: through empty points the
-/// opponent does not dominate (and their own unsettled stones), they reach no living
-/// friend and too little room to make two eyes. Invaders with no room to live.
-fn enclosed_dragons(
-    b: &Board,
-    worms: &Worms,
-    dragons: &Dragons,
-    inf: &Influence,
-    strong: &Influence,
-) -> Vec<usize> {
+/// Dead dragons, and weak dragons that cannot reach a living friend through empty
+/// points and whose reachable area the opponent's influence dominates: invaders with
+/// no room to live.
+fn enclosed_dragons(b: &Board, worms: &Worms, dragons: &Dragons, inf: &Influence) -> Vec<usize> {
     let mut out = Vec::new();
     let mut seen = PointMap::new(false);
     let mut stack = Vec::new();
+    let mut region = Vec::new();
     for (id, d) in dragons.list.iter().enumerate() {
         if d.status == Status::Dead {
             out.push(id);
@@ -224,23 +211,28 @@ fn enclosed_dragons(
         }
         seen.fill(false);
         stack.clear();
+        region.clear();
         for &w in &d.worms {
             let o = worms.list[w].origin;
             seen[o] = true;
             stack.push(o);
         }
         let mut friend = false;
-        let mut room = 0usize;
+        let (mut room, mut theirs) = (0usize, 0usize);
         while let Some(p) = stack.pop() {
+            region.push(p);
             if b.is_empty_at(p) {
                 room += 1;
+                if inf.of(d.colour.opp(), p) > inf.of(d.colour, p) {
+                    theirs += 1;
+                }
             }
             for n in b.neighbours(p) {
                 if seen[n] {
                     continue;
                 }
                 let passable = match b.stone(n) {
-                    None => strong.of(d.colour.opp(), n) <= inf.of(d.colour, n),
+                    None => true,
                     Some(c) if c == d.colour => {
                         match dragons.at(worms, n).map(|x| dragons.list[x].status) {
                             Some(Status::Alive) | Some(Status::Seki) => {
@@ -258,11 +250,13 @@ fn enclosed_dragons(
                     stack.push(n);
                 }
             }
-            if friend || room >= ROOM_TO_LIVE {
+            if friend {
                 break;
             }
         }
-        if !friend && room < ROOM_TO_LIVE {
+        // Most of the room is the opponent's; a bigger group needs it nearly all theirs.
+        let needed = if d.stones <= 6 { 2.0 / 3.0 } else { 0.85 };
+        if !friend && theirs as f32 >= needed * room as f32 {
             out.push(id);
         }
     }

@@ -74,13 +74,6 @@ pub struct Dragons {
 
 const NONE: u16 = u16::MAX;
 
-/// Room to run (in points, see [`escape_room`]) that keeps an eyeless dragon weak rather
-/// than dead; with one eye, a little less will do. Only a dragon shut in this tightly is
-/// called dead without reading: calling open groups dead spreads (their surroundings
-/// become the opponent's eye space) and turned whole boards over in the estimate.
-const WEAK_ESCAPE: u16 = 4;
-const WEAK_ESCAPE_ONE_EYE: u16 = 3;
-
 /// Largest region counted point by point as one dragon's eyes (a small enclosed area).
 const MAX_EYE_SPACE: usize = 12;
 
@@ -346,9 +339,7 @@ impl Dragons {
             } else if d.eyes_max >= 2 {
                 d.key_point = vital[id];
                 Status::Critical
-            } else if d.escape >= WEAK_ESCAPE
-                || (d.eyes_max == 1 && d.escape >= WEAK_ESCAPE_ONE_EYE)
-            {
+            } else if d.escape >= 8 || (d.eyes_max == 1 && d.escape >= 5) {
                 Status::Weak
             } else {
                 Status::Dead
