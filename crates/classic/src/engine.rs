@@ -184,7 +184,8 @@ impl Classic {
     /// Dead and seki stones of the position, for `final_status_list` and scoring. A
     /// stone is dead when guided playouts from here end with its point the opponent's in
     /// most of them (at the end of a game they capture what is lost and, never putting
-    /// two stones in atari, leave sekis standing); seki is the analysis' call.
+    /// two stones in atari, leave sekis standing), or when the analysis reads it dead and
+    /// the playouts do not clearly keep it; seki is the analysis' call.
     pub fn final_status(&self, game: &Game) -> (Vec<Loc>, Vec<Loc>) {
         let a = self.analyse(game);
         let b = game.board();
@@ -209,7 +210,11 @@ impl Classic {
                 let Some(c) = b.stone(l) else { return false };
                 let own = owned[size.index_of(l)] / FINAL_PLAYOUTS as f32;
                 let for_owner = if c == Player::White { own } else { -own };
-                for_owner < -0.5 && !seki.contains(&l)
+                // Light playouts botch some races the reading settles (a chain in atari
+                // that its opponent need not hurry to take): the analysis' dead stones
+                // count unless the playouts clearly keep them.
+                let read_dead = a.life_at(l).is_some_and(|v| v < 0.0);
+                (for_owner < -0.5 || (read_dead && for_owner < 0.5)) && !seki.contains(&l)
             })
             .collect();
         (dead, seki)

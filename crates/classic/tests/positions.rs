@@ -395,3 +395,29 @@ fn at_the_end_stones_lost_inside_the_other_area_are_dead() {
     assert_eq!(names, ["D2", "D3", "E2", "F2", "F3", "H8", "J7"]);
     assert!(seki.is_empty(), "{seki:?}");
 }
+
+#[test]
+fn at_the_end_a_chain_in_atari_that_cannot_escape_is_dead() {
+    // The last position of another game: Black's five stones on the left (A6 to B3)
+    // have one liberty, A4, and White takes them whenever it likes. Light playouts
+    // often lose the race that follows; the reading does not.
+    let rows = [
+        ".OOX.XXXX",
+        ".OXXXXX.X",
+        "OOXXXXO..",
+        "XOX.X..X.",
+        "XXOX.XXXX",
+        ".XOXXXXXX",
+        "OXOXOXOOO",
+        "OOOOOOOX.",
+        "O.OO.OO.X",
+    ];
+    let mut g = game(&rows, Player::Black);
+    g.set_player_to_move(Player::White);
+    let (dead, _) = Classic::new(10, 1).final_status(&g);
+    let names: Vec<String> = dead.iter().map(|&l| name(g.board(), Some(l))).collect();
+    for stone in ["A6", "A5", "B5", "B4", "B3"] {
+        assert!(names.iter().any(|n| n == stone), "{stone} not in {names:?}");
+    }
+    assert!(!names.iter().any(|n| n == "B9" || n == "A7"), "{names:?}");
+}
