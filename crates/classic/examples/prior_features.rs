@@ -7,6 +7,7 @@
 
 use std::io::{BufRead, Write};
 
+use tengen_classic::engine::prior_inputs;
 use tengen_classic::prior::{PointNotes, Position};
 use tengen_classic::Classic;
 use tengen_rules::{BoardSize, Game, Move, Player, Rules};
@@ -49,7 +50,7 @@ fn main() {
             continue;
         }
         let a = engine.analyse(&game);
-        let (ctx, notes) = engine.prior_inputs(&game, &a);
+        let (ctx, notes) = prior_inputs(&game, &a);
         let position = Position::new(game.board(), game.to_move(), ctx);
         let _ = writeln!(out, "position {n}");
         for l in size.points() {

@@ -193,11 +193,7 @@ impl Classic {
         let mut owned = vec![0.0f32; size.area()];
         let mut rng = fastrand::Rng::with_seed(b.position_hash() as u64);
         let mut board = b.clone();
-        let last = game
-            .turns()
-            .last()
-            .and_then(|t| t.mv.loc())
-            .filter(|&l| !b.is_empty_at(l));
+        let last = prior_context(game).last;
         for _ in 0..FINAL_PLAYOUTS {
             board.clone_from(b);
             PlayoutPolicy::Guided.play(&mut board, game.to_move(), last, &mut rng, 3 * size.area());
@@ -218,11 +214,6 @@ impl Classic {
             })
             .collect();
         (dead, seki)
-    }
-
-    /// The move prior's context and per-point notes for `game`'s position.
-    pub fn prior_inputs(&self, game: &Game, a: &Analysis) -> (Context, Vec<PointNotes>) {
-        prior_inputs(game, a)
     }
 
     /// A quick judgement for the search: one analysis, and the move prior's policy with

@@ -300,7 +300,7 @@ pub fn value_move(game: &Game, base: &Baseline, reader: &mut Reader, m: Loc) -> 
 /// A small shape table of our own: empty triangles are bad, early first- and
 /// second-line moves away from stones are slow, and the open third and fourth lines
 /// are good in the opening.
-pub fn shape_value(b: &Board, m: Loc, pla: Player) -> f32 {
+fn shape_value(b: &Board, m: Loc, pla: Player) -> f32 {
     let size = b.size();
     let (x, y) = size.xy(m);
     let mut v = 0.0;
