@@ -202,21 +202,6 @@ fn an_engine_that_refuses_or_dies_on_a_legal_play_loses() {
     );
 }
 
-/// A shell engine that plays `first` on its first `genmove`, then passes, and answers
-/// `final_status_list` with `dead`.
-fn scripted_engine(name: &str, first: &str, dead: &str) -> String {
-    format!(
-        "n=0; while read -r c _; do case $c in \
-         name) printf '= {name}\\n\\n';; \
-         genmove) n=$((n+1)); if [ $n -eq 1 ]; then printf '= {first}\\n\\n'; \
-         else printf '= pass\\n\\n'; fi;; \
-         final_status_list) printf '= {dead}\\n\\n';; \
-         quit) printf '= \\n\\n'; exit 0;; \
-         *) printf '= \\n\\n';; \
-         esac; done"
-    )
-}
-
 /// One 7x7 game, komi 7: Black plays D4, White A1, both pass. Returns the SGF result
 /// and the log.
 fn count_after_passes(black_dead: &str, white_dead: &str) -> (String, String) {
@@ -225,9 +210,9 @@ fn count_after_passes(black_dead: &str, white_dead: &str) -> (String, String) {
         .args([
             "match",
             "--engine-a",
-            &scripted_engine("black", "D4", black_dead),
+            &scripted_engine("black", "D4", "", black_dead),
             "--engine-b",
-            &scripted_engine("white", "A1", white_dead),
+            &scripted_engine("white", "A1", "", white_dead),
             "--games",
             "1",
             "--board",
@@ -266,4 +251,89 @@ fn stones_both_engines_call_dead_are_taken_off_before_the_count() {
     // Claims of dead stones on empty points or off the board are ignored.
     let (result, log) = count_after_passes("A1 C3 Z99", "A1 C3");
     assert_eq!(result, "B+42", "{log}");
+}
+
+/// A shell GTP engine that plays `main` (moves in order, then passes) for `genmove`,
+/// `cleanup` for `kgs-genmove_cleanup` (offered only when `cleanup` is not empty), and
+/// calls `dead` dead.
+fn scripted_engine(name: &str, main: &str, cleanup: &str, dead: &str) -> String {
+    let knows = if cleanup.is_empty() { "false" } else { "true" };
+    format!(
+        "main='{main}'; clean='{cleanup}'; \
+         while read -r c _; do case $c in \
+         name) printf '= {name}\\n\\n';; \
+         genmove) set -- $main; m=${{1:-pass}}; [ $# -gt 0 ] && shift; main=\"$*\"; printf '= %s\\n\\n' \"$m\";; \
+         kgs-genmove_cleanup) set -- $clean; m=${{1:-pass}}; [ $# -gt 0 ] && shift; clean=\"$*\"; printf '= %s\\n\\n' \"$m\";; \
+         known_command) printf '= {knows}\\n\\n';; \
+         final_status_list) printf '= {dead}\\n\\n';; \
+         quit) printf '= \\n\\n'; exit 0;; \
+         *) printf '= \\n\\n';; \
+         esac; done"
+    )
+}
+
+/// Plays one 7x7 game of `black` against `white` under `rules`; returns the log, the
+/// final board and the result.
+fn one_game(black: &str, white: &str, rules: &str) -> (String, tengen_rules::Board, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_tengen"))
+        .args(["match", "--engine-a", black, "--engine-b", white])
+        .args([
+            "--games",
+            "1",
+            "--board",
+            "7",
+            "--rules",
+            rules,
+            "--sgf-dir",
+        ])
+        .arg(dir.path())
+        .env("RUST_LOG", "info")
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stderr).into_owned();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}{log}");
+    assert!(text.contains("games 1 (of 1)"), "{text}{log}");
+    let sgf = std::fs::read_to_string(dir.path().join("game-0000.sgf")).unwrap();
+    let rec = tengen_rules::sgf::load(&sgf).unwrap();
+    let result = rec
+        .game
+        .outcome()
+        .map(|o| o.sgf_result())
+        .unwrap_or_default();
+    (log, rec.game.board().clone(), result)
+}
+
+#[test]
+fn disputed_dead_stones_are_settled_by_playing_on_under_area_scoring() {
+    // Black walls off the corner; White's stone at A1 has two liberties and is dead, but
+    // White never says so. Black captures it in the cleanup (B1, then A2).
+    let black = scripted_engine("claimer", "C1 B2 A3", "B1 A2", "A1");
+    let white = scripted_engine("stubborn", "A1", "", "");
+    let size = tengen_rules::BoardSize::square(7).unwrap();
+    let at = |p: &str| size.parse_loc(p).unwrap();
+
+    let (log, board, result) = one_game(&black, &white, "chinese");
+    // Black's 5 stones and every empty point: 49, less komi 7.
+    assert_eq!(result, "B+42", "{log}");
+    assert!(
+        log.contains("1 stones disputed: playing on (Black kgs-genmove_cleanup, White genmove)"),
+        "{log}"
+    );
+    assert!(log.contains("cleanup took 6 moves"), "{log}");
+    assert_eq!(
+        board.stone(at("A1")),
+        None,
+        "the disputed stone was not captured"
+    );
+    assert_eq!(board.stone(at("B1")), Some(tengen_rules::Player::Black));
+    assert_eq!(board.stone(at("A2")), Some(tengen_rules::Player::Black));
+
+    // Under territory scoring a capture inside one's own area would cost a point: no
+    // playing on, the stone stands.
+    let (log, board, _) = one_game(&black, &white, "japanese");
+    assert!(!log.contains("playing on"), "{log}");
+    assert!(log.contains("1 disputed"), "{log}");
+    assert_eq!(board.stone(at("A1")), Some(tengen_rules::Player::White));
 }
