@@ -7,7 +7,12 @@ cd "$(dirname "$0")/.."
 
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 
-step() { printf '\n== %s\n' "$*"; }
+# Each step says how long the one before took, so a slow CI run shows where its time went.
+last=$SECONDS
+step() {
+    printf '\n== %s (after %d s; the previous step took %d s)\n' "$*" "$SECONDS" $((SECONDS - last))
+    last=$SECONDS
+}
 
 have() { cargo "$1" --version >/dev/null 2>&1; }
 
@@ -67,3 +72,4 @@ cross/test-aarch64.sh
 # Both Debian packages, from the binaries tested above.
 step "Debian packages"
 tests/deb.sh test
+step "all passed"
