@@ -81,20 +81,11 @@ pub(super) fn play_one(a: &MatchArgs, index: usize, rules: Rules) -> Result<Play
     let mut game = Game::new(size, rules);
     let mut stop = play_moves(&mut game, &mut seats, index, a.max_moves, ["genmove"; 2]);
     if let Stop::OnBoard = stop {
-        if !game.is_over() {
-            game.end_and_score_now();
-        }
-        // A count without a dead-stone agreement rewards leaving dead stones on the board.
-        let (dead, disputed) = agreed_dead(&mut seats, &game, index);
-        let played_on = if disputed > 0 && rules.scoring == ScoringRule::Area {
-            clean_up(&mut game, &mut seats, index, disputed)
-        } else {
-            None
-        };
-        match played_on {
-            Some(s) => stop = s,
-            None if !dead.is_empty() => game.rescore_with_dead(&dead)?,
-            None => {}
+        let disputed = count(&mut game, &mut seats, index)?;
+        if disputed > 0 && rules.scoring == ScoringRule::Area {
+            if let Some(s) = clean_up(&mut game, &mut seats, index, disputed) {
+                stop = s;
+            }
         }
     }
     let winner = game.outcome().and_then(|o| o.winner());
@@ -187,7 +178,7 @@ fn play_moves(
 /// are asked for `kgs-genmove_cleanup` if they know it (no passing while the opponent
 /// has dead stones on the board), else `genmove`, until two passes again or one move
 /// per point. Then stones both call dead come off the count; the rest stand. None if
-/// play could not go on (the game and its count are then left as they were).
+/// play could not go on (the game and its first count are then left as they were).
 fn clean_up(game: &mut Game, seats: &mut Seats, index: usize, disputed: usize) -> Option<Stop> {
     let mut resumed = game.clone();
     while resumed.turns().last().is_some_and(|t| t.mv == Move::Pass) {
@@ -232,17 +223,25 @@ fn clean_up(game: &mut Game, seats: &mut Seats, index: usize, disputed: usize) -
         game.turns().len().saturating_sub(before)
     );
     if let Stop::OnBoard = stop {
-        if !game.is_over() {
-            game.end_and_score_now();
-        }
-        let (dead, _) = agreed_dead(seats, game, index);
-        if !dead.is_empty() {
-            if let Err(e) = game.rescore_with_dead(&dead) {
-                log::warn!("game {index}: rescoring after the cleanup: {e}");
-            }
+        if let Err(e) = count(game, seats, index) {
+            log::warn!("game {index}: counting after the cleanup: {e:#}");
         }
     }
     Some(stop)
+}
+
+/// Ends the game on the board if it has not ended and counts it with the stones both
+/// engines call dead taken off (a count without a dead-stone agreement rewards leaving
+/// dead stones on the board); returns how many stones are disputed.
+fn count(game: &mut Game, seats: &mut Seats, index: usize) -> Result<usize> {
+    if !game.is_over() {
+        game.end_and_score_now();
+    }
+    let (dead, disputed) = agreed_dead(seats, game, index);
+    if !dead.is_empty() {
+        game.rescore_with_dead(&dead)?;
+    }
+    Ok(disputed)
 }
 
 /// Both engines' own counts, for the log: dead stones may be judged differently.
