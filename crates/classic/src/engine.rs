@@ -122,9 +122,6 @@ impl Classic {
 
     /// The move to play (a pass when nothing is worth a turn).
     pub fn genmove(&self, game: &Game) -> Move {
-        if game.is_over() {
-            return Move::Pass;
-        }
         let mut values = self.value_moves(game);
         {
             let mut rng = self.rng.lock().unwrap_or_else(|e| e.into_inner());

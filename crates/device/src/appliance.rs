@@ -415,6 +415,7 @@ impl Appliance {
 
     /// The engine moves for the colour in `args`; the move is journalled, then published.
     fn genmove_as(&mut self, name: &str, args: &str) -> Result<String, String> {
+        self.refuse_after_end()?;
         self.stop_pondering();
         let pla: Player = args.trim().parse().map_err(|_| "invalid color")?;
         self.push_state_thinking(true);
@@ -492,11 +493,13 @@ impl Appliance {
             }
             ("tengen-resign", [p]) => {
                 let p: Player = p.parse().map_err(|_| "invalid color")?;
-                if self.engine.game().is_over() {
-                    return Err("the game is over".into());
-                }
+                self.refuse_after_end()?;
                 self.engine.resign(p);
                 Ok(String::new())
+            }
+            ("play", _) => {
+                self.refuse_after_end()?;
+                self.run(line)
             }
             ("tengen-analysis", [on, own]) => {
                 self.settings.analysis = *on == "on";
@@ -510,6 +513,15 @@ impl Appliance {
             }
             _ => self.run(line),
         }
+    }
+
+    /// The engine would reopen a finished game (KGS's cleanup), but here the game is
+    /// archived and the journal holds the next one's setup: moves wait for a new game.
+    fn refuse_after_end(&self) -> Result<(), String> {
+        if self.engine.game().is_over() {
+            return Err("the game is over; clear the board or start a new game".into());
+        }
+        Ok(())
     }
 
     fn run(&mut self, line: &str) -> Result<String, String> {

@@ -130,6 +130,29 @@ fn a_finished_game_is_archived_once_and_a_cleared_board_starts_the_next() {
 }
 
 #[test]
+fn moves_after_the_end_wait_for_the_next_game() {
+    // The GTP engine would reopen a finished game, but the appliance has archived it.
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = open(dir.path(), EngineSide::None);
+    ok(app.gtp("play B E5"));
+    ok(app.gtp("play W pass"));
+    ok(app.gtp("play B pass"));
+    let s = state(&app.take_outbox());
+    assert!(s.result.is_some(), "two passes end the game");
+    for line in ["play W C3", "genmove W", "kgs-genmove_cleanup W"] {
+        match app.gtp(line) {
+            Reply::Failure(e) => assert!(e.contains("the game is over"), "{line}: {e}"),
+            Reply::Success(t) => panic!("{line} was accepted after the end: {t}"),
+        }
+    }
+    app.take_outbox();
+    app.on_command(br#"{"cmd":"analysis","on":false}"#);
+    let s = state(&app.take_outbox());
+    assert_eq!(s.moves, ["B E5", "W pass", "B pass"]);
+    assert!(s.result.is_some());
+}
+
+#[test]
 fn bad_input_gives_alerts_and_changes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let mut app = open(dir.path(), EngineSide::None);

@@ -24,9 +24,6 @@ pub enum SearchError {
     /// No position was set.
     #[error("no position to search")]
     NoPosition,
-    /// The game is already over; there is nothing to choose.
-    #[error("the game is over")]
-    GameOver,
     /// The evaluator failed.
     #[error(transparent)]
     Eval(#[from] EvalError),
@@ -230,10 +227,9 @@ impl Search {
     /// Starts searching in the background until `limits` or [`Search::stop`].
     pub fn start(&mut self, limits: Limits) -> Result<(), SearchError> {
         self.stop();
+        // A finished game is searched as if play went on (KataGo's non-terminal root):
+        // a move after the end reopens it, so GTP clients can play a cleanup.
         let game = self.game.clone().ok_or(SearchError::NoPosition)?;
-        if game.is_over() {
-            return Err(SearchError::GameOver);
-        }
         let run = self.prepare(game, limits)?;
         self.shared.stop.store(false, Ordering::SeqCst);
         self.runs += 1;

@@ -1,6 +1,6 @@
 //! The search on the network-free uniform evaluator: limits are honoured exactly, statistics
 //! add up, threads share one tree, snapshots work while searching, the tree is reused when
-//! the game moves on, avoid lists hold, and finished games are refused.
+//! the game moves on, avoid lists hold, and finished games are searched as if play went on.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -213,28 +213,16 @@ fn ownership_is_tracked_when_asked_for() {
 }
 
 #[test]
-fn finished_games_and_missing_positions_are_errors() {
+fn a_missing_position_is_an_error() {
     let mut s = search(1);
     assert_eq!(
         s.run(Limits::visits(10)).unwrap_err(),
         SearchError::NoPosition
     );
-    let size = BoardSize::square(9).unwrap();
-    let mut g = Game::new(size, Rules::chinese());
-    g.play(Move::Pass).unwrap();
-    g.play(Move::Pass).unwrap();
-    assert!(g.is_over());
-    s.set_position(&g);
-    assert_eq!(
-        s.run(Limits::visits(10)).unwrap_err(),
-        SearchError::GameOver
-    );
 }
 
-#[test]
-fn the_uniform_evaluator_finds_a_capture_of_many_stones() {
-    // White's four stones have one liberty, at D2; taking them outweighs anything else
-    // on a small board, even for a one-ply area count.
+/// Black to move on 7x7 with White's four stones in atari at D2.
+fn capture_position() -> Game {
     let size = BoardSize::square(7).unwrap();
     let board = Board::from_rows(
         size,
@@ -243,19 +231,54 @@ fn the_uniform_evaluator_finds_a_capture_of_many_stones() {
         ],
     )
     .unwrap();
-    let g = Game::from_position(
+    Game::from_position(
         board,
         Player::Black,
         Rules::chinese(),
         GameOptions::default(),
-    );
+    )
+}
+
+/// Searches `g` for 600 visits and plays the best move on a copy.
+fn best_reply(g: &Game) -> (Move, Game) {
     let mut s = search(1);
-    s.set_position(&g);
-    s.run(Limits::visits(600)).unwrap();
-    let a = s.analysis(&SnapshotOptions::default()).unwrap();
-    let best = a.best_move().unwrap();
+    s.set_position(g);
+    let stats = s.run(Limits::visits(600)).unwrap();
+    assert_eq!(stats.root_visits, 600);
+    let best = s
+        .analysis(&SnapshotOptions::default())
+        .unwrap()
+        .best_move()
+        .unwrap();
     let mut after = g.clone();
     after.play(best).unwrap();
+    (best, after)
+}
+
+#[test]
+fn a_finished_game_is_searched_as_if_play_went_on() {
+    // Both pass with White's stones still in atari: a GTP client that plays on (KGS's
+    // cleanup) asks for a move, and the search must still find the capture.
+    let mut g = capture_position();
+    g.play(Move::Pass).unwrap();
+    g.play(Move::Pass).unwrap();
+    assert!(g.is_over());
+    let (best, after) = best_reply(&g);
+    assert!(!after.is_over(), "{best:?} should reopen the game");
+    assert_eq!(
+        after.board().num_stones(Player::White),
+        0,
+        "played {best:?}"
+    );
+}
+
+#[test]
+fn the_uniform_evaluator_finds_a_capture_of_many_stones() {
+    // Taking the four stones outweighs anything else on a small board, even for a
+    // one-ply area count.
+    let g = capture_position();
+    let size = g.board().size();
+    let (best, after) = best_reply(&g);
     assert_eq!(
         after.board().num_stones(Player::White),
         0,

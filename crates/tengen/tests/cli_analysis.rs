@@ -215,3 +215,24 @@ fn quit_without_waiting_drops_the_queue() {
     assert!(start.elapsed() < std::time::Duration::from_secs(20));
     assert!(out.len() <= 1, "{} responses", out.len());
 }
+
+#[test]
+fn a_turn_after_both_passed_is_analysed_as_if_play_went_on() {
+    // KataGo answers for a finished game too: a client reviewing a record's last turn
+    // gets candidate moves, not an error.
+    let q = r#"{"id":"end","moves":[["B","E5"],["W","pass"],["B","pass"]],"rules":"chinese","komi":7,"boardXSize":9,"boardYSize":9,"analyzeTurns":[3],"maxVisits":20}"#;
+    let out = run(&[], format!("{q}\n"));
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert!(out[0].get("error").is_none(), "{}", out[0]);
+    assert_eq!(out[0]["turnNumber"], 3);
+    assert!(
+        out[0]["rootInfo"]["visits"].as_u64().unwrap() >= 20,
+        "{}",
+        out[0]
+    );
+    assert!(
+        out[0]["moveInfos"].as_array().unwrap().len() > 1,
+        "{}",
+        out[0]
+    );
+}

@@ -229,9 +229,6 @@ fn run_task(shared: &Shared, task: &Task, stop: &AtomicBool) -> Value {
         Ok(ev) => ev,
         Err(e) => return fail(e),
     };
-    if task.game.is_over() {
-        return fail("the game is over at this turn".into());
-    }
     let mut params = task.params.clone();
     params.ownership = task.ownership || task.moves_ownership;
     let mut search = Search::new(ev.clone(), params);

@@ -434,9 +434,6 @@ impl Engine {
         if genmove && a.player.is_none() {
             return Err(format!("{name} takes a color first"));
         }
-        if self.game.is_over() {
-            return Err("the game is over".into());
-        }
         if let Some(p) = a.player {
             if p != self.game.to_move() {
                 self.game.set_player_to_move(p);
@@ -540,9 +537,7 @@ impl Engine {
         let pla: Player = p.parse().map_err(|_| "invalid color")?;
         let size = self.game.board().size();
         let mv = size.parse_move(v).map_err(|_| "invalid vertex")?;
-        if self.game.is_over() {
-            return Err("illegal move: the game is over".into());
-        }
+        // A move after the end reopens the game, as in KataGo and GNU Go (KGS's cleanup).
         self.game
             .play_tolerant(pla, mv)
             .map_err(|e| format!("illegal move: {e}"))?;
@@ -576,9 +571,6 @@ impl Engine {
             return Err("genmove takes a color".into());
         };
         let pla: Player = p.parse().map_err(|_| "invalid color")?;
-        if self.game.is_over() {
-            return Err("the game is over".into());
-        }
         if self.game.to_move() != pla {
             self.game.set_player_to_move(pla);
         }
