@@ -497,7 +497,7 @@ impl Appliance {
                 self.engine.resign(p);
                 Ok(String::new())
             }
-            ("play", _) => {
+            ("play" | "undo", _) => {
                 self.refuse_after_end()?;
                 self.run(line)
             }
@@ -516,7 +516,8 @@ impl Appliance {
     }
 
     /// The engine would reopen a finished game (KGS's cleanup), but here the game is
-    /// archived and the journal holds the next one's setup: moves wait for a new game.
+    /// archived and the journal holds the next one's setup: a move or an undo journalled
+    /// there would be replayed on the wrong game after a restart, so both wait.
     fn refuse_after_end(&self) -> Result<(), String> {
         if self.engine.game().is_over() {
             return Err("the game is over; clear the board or start a new game".into());

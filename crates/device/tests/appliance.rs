@@ -139,17 +139,28 @@ fn moves_after_the_end_wait_for_the_next_game() {
     ok(app.gtp("play B pass"));
     let s = state(&app.take_outbox());
     assert!(s.result.is_some(), "two passes end the game");
-    for line in ["play W C3", "genmove W", "kgs-genmove_cleanup W"] {
+    for line in ["play W C3", "genmove W", "kgs-genmove_cleanup W", "undo"] {
         match app.gtp(line) {
             Reply::Failure(e) => assert!(e.contains("the game is over"), "{line}: {e}"),
             Reply::Success(t) => panic!("{line} was accepted after the end: {t}"),
         }
     }
     app.take_outbox();
+    app.on_command(br#"{"cmd":"undo"}"#);
+    let out = app.take_outbox();
+    assert!(
+        last(&out, "alert").is_some(),
+        "an undo command after the end is refused"
+    );
     app.on_command(br#"{"cmd":"analysis","on":false}"#);
     let s = state(&app.take_outbox());
     assert_eq!(s.moves, ["B E5", "W pass", "B pass"]);
     assert!(s.result.is_some());
+    // A restart begins the next game: nothing was journalled onto its setup.
+    drop(app);
+    let mut app = open(dir.path(), EngineSide::None);
+    let s = state(&app.take_outbox());
+    assert!(s.moves.is_empty() && s.result.is_none(), "{:?}", s.moves);
 }
 
 #[test]
