@@ -27,7 +27,7 @@ pub use geometry::{BoardSize, CoordError, Loc, Move, SizeError, MAX_AREA, MAX_SI
 pub use pgx::{PgxGame, PgxTermination, PGX_HISTORY};
 pub use player::{Player, PlayerParseError};
 pub use rules::{
-    komi_is_valid, HandicapBonus, KoRule, Rules, RulesError, ScoringRule, TaxRule, MAX_KOMI,
-    MIN_KOMI,
+    komi_is_valid, komi_rule, HandicapBonus, KoRule, Rules, RulesError, ScoringRule, TaxRule,
+    MAX_KOMI, MIN_KOMI,
 };
 pub use zobrist::Hash;

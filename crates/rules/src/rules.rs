@@ -103,6 +103,11 @@ pub fn komi_is_valid(komi: f64) -> bool {
         && (komi * 2.0).fract() == 0.0
 }
 
+/// What [`komi_is_valid`] accepts, in words, for error messages.
+pub fn komi_rule() -> String {
+    format!("a multiple of 0.5 from {MIN_KOMI} to {MAX_KOMI}")
+}
+
 /// The presets, under the names KataGo prints for them.
 const NICE_NAMES: [&str; 7] = [
     "TrompTaylor",

@@ -110,6 +110,8 @@ pub(crate) struct Run {
     pub start: Instant,
     pub utility: UtilityFn,
     pub filter: MoveFilter,
+    /// Raised from outside (a daemon stopping): end the run at once.
+    pub interrupt: Option<Arc<AtomicBool>>,
 }
 
 struct Shared {
@@ -136,6 +138,7 @@ pub struct Search {
     filter_rules: Vec<FilterRule>,
     run: Option<Arc<Run>>,
     runs: u64,
+    interrupt: Option<Arc<AtomicBool>>,
 }
 
 impl Search {
@@ -164,6 +167,7 @@ impl Search {
             filter_rules: Vec::new(),
             run: None,
             runs: 0,
+            interrupt: None,
         }
     }
 
@@ -181,6 +185,12 @@ impl Search {
     /// The root position, if set.
     pub fn game(&self) -> Option<&Game> {
         self.game.as_deref()
+    }
+
+    /// Ends every run early while `flag` is raised (a stopping daemon or a watchdog
+    /// deadline must not wait for a long search); the move chosen so far still stands.
+    pub fn set_interrupt(&mut self, flag: Option<Arc<AtomicBool>>) {
+        self.interrupt = flag;
     }
 
     /// Sets avoid/allow rules (stops a running search; clears the tree if they change).
@@ -380,6 +390,7 @@ impl Search {
             start: Instant::now(),
             utility,
             filter,
+            interrupt: self.interrupt.clone(),
         }))
     }
 }
@@ -615,6 +626,13 @@ fn terminal_sample(u: &UtilityFn, game: &Game) -> Sample {
 impl Run {
     /// Whether the run should stop, judged under the lock.
     fn done(&self, inner: &Inner) -> bool {
+        if self
+            .interrupt
+            .as_ref()
+            .is_some_and(|f| f.load(Ordering::Relaxed))
+        {
+            return true;
+        }
         if inner.tree.nodes.len() >= self.params.max_nodes {
             return true;
         }

@@ -91,7 +91,7 @@ enum Side {
 pub fn run(a: MatchArgs) -> Result<()> {
     let mut rules = Rules::parse(&a.rules).with_context(|| format!("--rules {}", a.rules))?;
     if !tengen_rules::komi_is_valid(f64::from(a.komi)) {
-        bail!("--komi must be a multiple of 0.5 from -150 to 150");
+        bail!("--komi must be {}", tengen_rules::komi_rule());
     }
     rules.komi = a.komi;
     if !(a.move_timeout.is_finite() && a.move_timeout > 0.0 && a.move_timeout < 1e9) {

@@ -2,6 +2,7 @@
 //! command set. Every command either succeeds or fails with a message; nothing a
 //! controller sends can stop the engine except `quit`.
 
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use tengen_rules::handicap::{check_free_handicap, fixed_handicap, max_fixed_handicap};
@@ -45,6 +46,13 @@ pub struct EngineConfig {
     pub classic_genmove: bool,
     /// Dead and seki stones are judged by the classical engine instead of a search.
     pub classic_status: bool,
+    /// No move's search goes past this many visits, whatever a client set
+    /// (`kata-set-param maxVisits`): the tree's memory grows with visits.
+    pub visits_cap: Option<u64>,
+    /// No move's search takes longer than this many seconds, whatever the clocks say.
+    pub time_cap: Option<f64>,
+    /// Raised from outside to end any search at once (a stopping daemon).
+    pub interrupt: Option<Arc<AtomicBool>>,
 }
 
 impl Default for EngineConfig {
@@ -61,6 +69,9 @@ impl Default for EngineConfig {
             classic: None,
             classic_genmove: false,
             classic_status: false,
+            visits_cap: None,
+            time_cap: None,
+            interrupt: None,
         }
     }
 }
@@ -184,7 +195,8 @@ impl Engine {
         let size = BoardSize::square(19).expect("19x19 is a valid size");
         let game = Game::new(size, config.rules);
         let evaluator = source(size)?;
-        let search = Search::new(evaluator.clone(), config.params.clone());
+        let mut search = Search::new(evaluator.clone(), config.params.clone());
+        search.set_interrupt(config.interrupt.clone());
         let resign = ResignTracker::new(config.resign_below.unwrap_or(-1.0), 3, 0.0);
         let seed = config.params.seed;
         Ok(Engine {
@@ -281,7 +293,7 @@ impl Engine {
                 };
                 let k: f64 = k.parse().map_err(|_| "komi not a float")?;
                 if !komi_is_valid(k) {
-                    return Err("komi must be a multiple of 0.5 between -150 and 150".into());
+                    return Err(format!("komi must be {}", tengen_rules::komi_rule()));
                 }
                 self.game.set_komi(k as f32);
                 self.config.rules.komi = k as f32;
@@ -524,6 +536,7 @@ impl Engine {
         if size != self.search_size {
             let ev = (self.source)(size)?;
             self.search = Search::new(ev.clone(), self.config.params.clone());
+            self.search.set_interrupt(self.config.interrupt.clone());
             self.evaluator = ev;
             self.search_size = size;
         }
@@ -605,12 +618,25 @@ impl Engine {
         let clock = &self.clocks[self.game.to_move().index()];
         let mut limits = limits_for_move(clock, &self.game, self.config.lag_buffer, base);
         if limits.is_unbounded() {
-            return Limits::visits(800);
+            return self.capped(Limits::visits(800));
         }
         // One visit evaluates only the root and leaves no move to choose; the second goes to
         // the move the policy likes best, which is what a one-visit engine should play.
         if let Some(v) = limits.visits.as_mut() {
             *v = (*v).max(2);
+        }
+        self.capped(limits)
+    }
+
+    /// `limits` within the configured caps.
+    fn capped(&self, mut limits: Limits) -> Limits {
+        if let Some(cap) = self.config.visits_cap {
+            limits.visits = Some(limits.visits.map_or(cap, |v| v.min(cap)));
+        }
+        if let Some(cap) = self.config.time_cap.filter(|t| t.is_finite() && *t > 0.0) {
+            let cap = std::time::Duration::from_secs_f64(cap);
+            limits.time = Some(limits.time.map_or(cap, |t| t.min(cap)));
+            limits.min_time = limits.min_time.map(|m| m.min(cap));
         }
         limits
     }
