@@ -8,8 +8,10 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use tengen_protocol::gtp::{parse_line, AnalyzeArgs, Engine, Reply};
-use tengen_rules::{Move, Player};
+use tengen_rules::{BoardSize, Move, Player};
 
+pub use crate::game_settings::GameSettings;
+use crate::history::{History, MAX_RECORDS};
 use crate::journal::{Journal, JournalError};
 use crate::payload::{
     decode_command, decode_snapshot, Alert, AnalysisMsg, Command, EngineSide, FixMsg, GtpReply,
@@ -17,29 +19,50 @@ use crate::payload::{
 };
 use crate::{Cell, Reconciler, Verdict};
 
-/// How a new game is set up.
+/// GTP commands a `gtp` command over MQTT may run unless configured otherwise: questions,
+/// and the moves a player at the board could make anyway. Searches, parameters and
+/// clocks stay with the serial controller and the configuration.
+pub const DEFAULT_REMOTE_GTP: &[&str] = &[
+    "protocol_version",
+    "name",
+    "version",
+    "known_command",
+    "list_commands",
+    "showboard",
+    "printsgf",
+    "final_score",
+    "final_status_list",
+    "kata-get-rules",
+    "kata-get-param",
+    "kata-list-params",
+    "play",
+    "undo",
+];
+
+/// Which GTP commands the MQTT pass-through runs.
 #[derive(Clone, Debug, PartialEq)]
-pub struct GameSettings {
-    /// Board size.
-    pub size: usize,
-    /// Komi.
-    pub komi: f64,
-    /// Rules, as `kata-set-rules` names them.
-    pub rules: String,
-    /// Fixed handicap stones (0 or 2..9).
-    pub handicap: usize,
-    /// The engine's side.
-    pub engine: EngineSide,
+pub enum RemoteGtp {
+    /// None: every `gtp` command is refused.
+    Off,
+    /// Only these commands.
+    Only(Vec<String>),
+    /// Every command the engine knows (a trusted broker).
+    All,
 }
 
-impl Default for GameSettings {
+impl Default for RemoteGtp {
     fn default() -> Self {
-        GameSettings {
-            size: 19,
-            komi: 7.5,
-            rules: "chinese".into(),
-            handicap: 0,
-            engine: EngineSide::White,
+        RemoteGtp::Only(DEFAULT_REMOTE_GTP.iter().map(|s| s.to_string()).collect())
+    }
+}
+
+impl RemoteGtp {
+    /// Whether command `name` may run.
+    pub fn allows(&self, name: &str) -> bool {
+        match self {
+            RemoteGtp::Off => false,
+            RemoteGtp::Only(names) => names.iter().any(|n| n == name),
+            RemoteGtp::All => true,
         }
     }
 }
@@ -61,6 +84,8 @@ pub struct Settings {
     pub analysis_top: usize,
     /// Visits after which analysis of a position stops (0: never).
     pub analysis_max_visits: u64,
+    /// What the MQTT `gtp` pass-through may run.
+    pub remote_gtp: RemoteGtp,
 }
 
 impl Default for Settings {
@@ -73,6 +98,7 @@ impl Default for Settings {
             analysis_interval: Duration::from_millis(500),
             analysis_top: 5,
             analysis_max_visits: 20_000,
+            remote_gtp: RemoteGtp::default(),
         }
     }
 }
@@ -109,30 +135,40 @@ struct Pondering {
 /// The game, its journal, and what the board last showed.
 pub struct Appliance {
     engine: Engine,
-    journal: Journal,
+    /// `None` after a write failed: reopened (and checked) before the next change, and
+    /// until that works every change is refused.
+    journal: Option<Journal>,
+    /// The journal's records as a replay needs them: what the engine is rebuilt from
+    /// when a change could not be recorded.
+    history: History,
     state_dir: std::path::PathBuf,
     reconciler: Reconciler,
     settings: Settings,
+    /// The game on the board, as its records set it up.
     game: GameSettings,
     level: Option<u8>,
     pondering: Option<Pondering>,
     last_alert: Option<Alert>,
-    /// The finished game on show was archived already.
+    /// The game on show is safe in the archive (or has no moves to keep).
     archived: bool,
     outbox: Vec<Out>,
 }
 
 impl Appliance {
     /// Opens the journal in `state_dir` and resumes its game, or starts the default one.
+    /// A journal damaged before its last line is kept aside and its valid prefix resumed,
+    /// with an alert: the daemon must come back up without anyone editing files.
     pub fn open(
         engine: Engine,
         state_dir: &Path,
         settings: Settings,
     ) -> Result<Appliance, ApplianceError> {
-        let (journal, records) = Journal::open(state_dir)?;
+        settings.game.check().map_err(ApplianceError::Setup)?;
+        let opened = Journal::open_or_recover(state_dir)?;
         let mut app = Appliance {
             engine,
-            journal,
+            journal: Some(opened.journal),
+            history: History::default(),
             state_dir: state_dir.to_path_buf(),
             reconciler: Reconciler::new(settings.window),
             game: settings.game.clone(),
@@ -143,18 +179,29 @@ impl Appliance {
             archived: false,
             outbox: Vec::new(),
         };
-        if records.is_empty() {
+        if let Some(q) = &opened.quarantined {
+            app.alert_error(
+                "journal",
+                format!(
+                    "the journal was damaged at line {} ({}); kept aside as {}; \
+                     the game resumes from the {} records before it",
+                    q.line,
+                    q.reason,
+                    q.kept_as.display(),
+                    opened.records.len()
+                ),
+            );
+        }
+        if opened.records.is_empty() {
             let game = app.game.clone();
             app.start_game(&game).map_err(ApplianceError::Setup)?;
         } else {
-            log::info!("resuming the game from {} journal records", records.len());
-            for r in &records {
-                if let Err(e) = app.apply(r) {
-                    // It failed the first time too (records are written after success,
-                    // so this means a changed engine); the rest still applies.
-                    log::warn!("journal record {r:?} no longer applies: {e}");
-                }
-            }
+            log::info!(
+                "resuming the game from {} journal records",
+                opened.records.len()
+            );
+            app.replay(&opened.records);
+            app.compact();
         }
         app.after_change();
         Ok(app)
@@ -173,6 +220,12 @@ impl Appliance {
     /// Publishes the state again (after a reconnect).
     pub fn republish(&mut self) {
         self.push_state();
+    }
+
+    /// A command that will never be carried out (the daemon is stopping): its sender is
+    /// told so on `alert`, naming the command.
+    pub fn drop_command(&mut self, payload: &[u8], reason: &str) {
+        self.push("alert", &Alert::dropped("command", reason, payload), false);
     }
 
     /// True while analysis runs and wants frequent ticks.
@@ -276,19 +329,7 @@ impl Appliance {
             Err(e) => return self.alert_error("command", e.to_string()),
         };
         let result = match cmd {
-            Command::NewGame {
-                size,
-                komi,
-                rules,
-                handicap,
-                engine,
-            } => self.new_game(&GameSettings {
-                size,
-                komi,
-                rules,
-                handicap,
-                engine,
-            }),
+            Command::NewGame(g) => self.new_game(&g),
             Command::Undo => self.undo(),
             Command::Pass => {
                 let p = self.human_to_move();
@@ -304,7 +345,13 @@ impl Appliance {
                 self.change(&line)
             }
             Command::Gtp { line, id } => {
-                let reply = self.gtp(&line);
+                let name = parse_line(&line).and_then(|c| c.ok()).map(|c| c.name);
+                let reply = match name {
+                    Some(n) if !self.settings.remote_gtp.allows(&n) => Reply::Failure(format!(
+                        "{n} is not allowed over MQTT (see mqtt.gtp_commands)"
+                    )),
+                    _ => self.gtp(&line),
+                };
                 let (ok, text) = match reply {
                     Reply::Success(t) => (true, t),
                     Reply::Failure(t) => (false, t),
@@ -326,8 +373,8 @@ impl Appliance {
         }
     }
 
-    /// Carries out one GTP line (serial or MQTT pass-through); state changes are journalled
-    /// before the reply is given.
+    /// Carries out one GTP line (the serial controller, or an allowed MQTT pass-through);
+    /// state changes are journalled before the reply is given.
     pub fn gtp(&mut self, line: &str) -> Reply {
         let cmd = match parse_line(line) {
             None => return Reply::Success(String::new()),
@@ -339,12 +386,10 @@ impl Appliance {
         let result = match name {
             "loadsgf" => Err("loadsgf is not available on the appliance; use new_game".into()),
             "genmove" | "kgs-genmove_cleanup" => self.genmove_as(name, &args),
-            "place_free_handicap" => self.stateless(line).and_then(|stones| {
-                // Journalled as the stones chosen, so that a replay puts the same ones.
-                self.record(&format!("set_free_handicap {stones}"))?;
-                self.after_change();
-                Ok(stones)
-            }),
+            "place_free_handicap" => self.place_free_handicap(line),
+            "boardsize" | "rectangular_boardsize" | "clear_board" => {
+                self.new_board(name, &cmd.args)
+            }
             n if changes_state(n) => self.change(&format!("{name} {args}")),
             _ => self.stateless(line),
         };
@@ -413,13 +458,54 @@ impl Appliance {
         reply
     }
 
+    /// The engine chooses handicap stones; they are journalled as the stones chosen, so
+    /// that a replay puts the same ones.
+    fn place_free_handicap(&mut self, line: &str) -> Result<String, String> {
+        self.writable()?;
+        let stones = self.stateless(line)?;
+        self.record(&format!("set_free_handicap {stones}"))?;
+        self.after_change();
+        Ok(stones)
+    }
+
+    /// GTP's `boardsize`, `rectangular_boardsize` and `clear_board`: a new game with the
+    /// current komi, rules and side, the old one archived as `new_game` would.
+    fn new_board(&mut self, name: &str, args: &[String]) -> Result<String, String> {
+        let number = |a: &String| {
+            a.parse::<usize>()
+                .map_err(|_| format!("{name}: not an integer"))
+        };
+        let size = match (name, args) {
+            ("clear_board", []) => Ok(self.engine.game().board().size()),
+            ("boardsize", [n]) => BoardSize::square(number(n)?),
+            ("rectangular_boardsize", [x, y]) => BoardSize::new(number(x)?, number(y)?),
+            ("clear_board", _) => return Err("clear_board takes no arguments".into()),
+            _ => return Err(format!("{name}: wrong number of arguments")),
+        }
+        .map_err(|_| "unacceptable size")?;
+        let g = GameSettings {
+            size,
+            handicap: 0,
+            ..self.game.clone()
+        };
+        self.new_game(&g)
+    }
+
     /// The engine moves for the colour in `args`; the move is journalled, then published.
     fn genmove_as(&mut self, name: &str, args: &str) -> Result<String, String> {
         self.refuse_after_end()?;
         self.stop_pondering();
         let pla: Player = args.trim().parse().map_err(|_| "invalid color")?;
+        // No search whose move could not be recorded.
+        self.writable()?;
         self.push_state_thinking(true);
-        let vertex = self.run(&format!("{name} {args}"))?;
+        let vertex = match self.run(&format!("{name} {args}")) {
+            Ok(v) => v,
+            Err(e) => {
+                self.push_state();
+                return Err(e);
+            }
+        };
         let record = if vertex.eq_ignore_ascii_case("resign") {
             self.engine.resign(pla);
             format!("tengen-resign {}", pla.letter())
@@ -440,19 +526,19 @@ impl Appliance {
         Ok(vertex)
     }
 
-    /// Applies a state change, journals it, and publishes the new state.
+    /// Applies a state change, journals it, and publishes the new state; if it cannot be
+    /// journalled the engine goes back to what the journal holds and the change is refused.
     fn change(&mut self, line: &str) -> Result<String, String> {
         self.stop_pondering();
+        self.writable()?;
+        if self.history.len() >= MAX_RECORDS {
+            return Err(format!(
+                "the game has {MAX_RECORDS} records, the most one game may have; \
+                 start a new game"
+            ));
+        }
         let reply = self.apply(line)?;
         self.record(line)?;
-        if ["boardsize", "rectangular_boardsize", "clear_board"]
-            .iter()
-            .any(|c| line.split_whitespace().next() == Some(c))
-        {
-            // A new board: what the reconciler remembers belongs to the old one.
-            self.reconciler = Reconciler::new(self.settings.window);
-            self.archived = false;
-        }
         self.after_change();
         Ok(reply)
     }
@@ -460,27 +546,104 @@ impl Appliance {
     /// Journals an applied change; if the disk fails, the game goes back to what the
     /// journal holds, so that nothing unrecorded is ever acknowledged.
     fn record(&mut self, line: &str) -> Result<(), String> {
-        if let Err(e) = self.journal.append(line) {
-            log::error!("journal append failed: {e}; rebuilding the game from the journal");
-            self.rebuild();
-            return Err(format!("could not record the change: {e}"));
+        let written = match self.journal.as_mut() {
+            Some(j) => j.append(line).map(|_| ()).map_err(|e| e.to_string()),
+            None => Err("the journal is not open".into()),
+        };
+        match written {
+            Ok(()) => {
+                self.history.push(line);
+                self.compact();
+                Ok(())
+            }
+            Err(e) => {
+                log::error!("journal append failed: {e}; the game goes back to what is recorded");
+                self.journal = None;
+                self.rebuild();
+                self.push_state();
+                Err(format!(
+                    "could not record the change, so it was undone: {e}"
+                ))
+            }
         }
-        Ok(())
     }
 
-    fn rebuild(&mut self) {
+    /// Makes sure the journal can take a change: after a failure it is reopened, and the
+    /// engine rebuilt from what the disk really holds if that differs from memory.
+    fn writable(&mut self) -> Result<(), String> {
+        if self.journal.is_some() {
+            return Ok(());
+        }
         match Journal::open(&self.state_dir) {
             Ok((journal, records)) => {
-                self.journal = journal;
-                for r in &records {
-                    let _ = self.apply(r);
+                let on_disk = History::of(&records);
+                self.journal = Some(journal);
+                if on_disk != self.history {
+                    log::warn!("the journal on disk differs from memory; replaying the disk");
+                    self.history = on_disk;
+                    self.rebuild();
                 }
+                log::info!("the journal is writable again");
+                Ok(())
             }
-            Err(e) => log::error!("journal cannot be reopened: {e}"),
+            Err(e) => Err(format!(
+                "the journal cannot be opened ({e}); changes are refused until it can"
+            )),
         }
     }
 
-    /// Applies one record, the appliance's own pseudo-commands included.
+    /// Rewrites the journal as its history when undos and repeated settings have made it
+    /// much longer, so that it stays bounded by the game.
+    fn compact(&mut self) {
+        let Some(j) = self.journal.as_mut() else {
+            return;
+        };
+        if (j.len() as usize) <= 2 * self.history.len() + 64 {
+            return;
+        }
+        if let Err(e) = j.reset(self.history.records()) {
+            // The old journal or the new one is in place, and they replay alike.
+            log::warn!("could not compact the journal: {e}");
+            self.journal = None;
+        }
+    }
+
+    /// Puts the engine back to the history's game.
+    fn rebuild(&mut self) {
+        let records = std::mem::take(&mut self.history).records().to_vec();
+        self.replay(&records);
+        self.reconciler = Reconciler::new(self.settings.window);
+    }
+
+    /// Applies `records` from a fresh board; those that apply become the history.
+    fn replay(&mut self, records: &[String]) {
+        self.stop_pondering();
+        self.history = History::default();
+        let starts_board = records.first().is_some_and(|r| {
+            matches!(
+                r.split_whitespace().next(),
+                Some("boardsize" | "rectangular_boardsize")
+            )
+        });
+        if !starts_board {
+            // Nothing of the engine's present game may survive into the replay.
+            for l in &self.settings.game.setup_lines(&[]) {
+                if let Err(e) = self.apply(l) {
+                    log::error!("cannot set up the default game ({l}): {e}");
+                }
+            }
+        }
+        for r in records {
+            match self.apply(r) {
+                Ok(_) => self.history.push(r),
+                // Records are written after success, so this means a changed engine.
+                Err(e) => log::warn!("journal record {r:?} no longer applies: {e}"),
+            }
+        }
+    }
+
+    /// Applies one record, the appliance's own pseudo-commands included, and keeps the
+    /// game's settings in step with it.
     fn apply(&mut self, line: &str) -> Result<String, String> {
         let mut words = line.split_whitespace();
         let name = words.next().unwrap_or("");
@@ -510,6 +673,28 @@ impl Appliance {
                 self.run(line)?;
                 self.level = level.parse().ok();
                 Ok(String::new())
+            }
+            ("boardsize" | "rectangular_boardsize", _) => {
+                let reply = self.run(line)?;
+                self.game.size = self.engine.game().board().size();
+                self.game.handicap = 0;
+                self.archived = false;
+                Ok(reply)
+            }
+            ("komi", [k]) => {
+                let reply = self.run(line)?;
+                self.game.komi = k.parse().map_err(|_| "komi not a float")?;
+                Ok(reply)
+            }
+            ("kata-set-rules" | "kgs-rules", [_, ..]) => {
+                let reply = self.run(line)?;
+                self.game.rules = args.join(" ");
+                Ok(reply)
+            }
+            ("fixed_handicap", [n]) => {
+                let reply = self.run(line)?;
+                self.game.handicap = n.parse().unwrap_or(0);
+                Ok(reply)
             }
             _ => self.run(line),
         }
@@ -546,36 +731,53 @@ impl Appliance {
         Ok(String::new())
     }
 
-    /// Archives the game so far (if it has moves) and starts `g`.
+    /// Archives the game so far (if it has moves) and starts `g`; checked whole first, and
+    /// refused, with the old game kept, when the old game cannot be archived.
     fn new_game(&mut self, g: &GameSettings) -> Result<String, String> {
+        g.check()?;
         self.stop_pondering();
-        if !self.engine.game().turns().is_empty() && !self.engine.game().is_over() {
-            self.archive();
-        }
+        self.writable()?;
+        self.archive()?;
         self.start_game(g)?;
         self.after_change();
         Ok(String::new())
     }
 
-    /// Sets up `g` in the engine and makes its setup the whole journal.
+    /// Sets up `g` in the engine and makes its setup the whole journal; on any failure
+    /// the engine goes back to the journal's game.
     fn start_game(&mut self, g: &GameSettings) -> Result<(), String> {
-        let lines = self.setup_lines_for(g);
+        let lines = g.setup_lines(&self.setting_lines());
         for l in &lines {
-            self.apply(l).map_err(|e| format!("{l}: {e}"))?;
+            if let Err(e) = self.apply(l) {
+                self.rebuild();
+                return Err(format!("{l}: {e}"));
+            }
         }
-        self.journal
-            .reset(&lines)
-            .map_err(|e| format!("could not record the new game: {e}"))?;
-        self.game = g.clone();
+        let reset = match self.journal.as_mut() {
+            Some(j) => j.reset(&lines).map_err(|e| e.to_string()),
+            None => Err("the journal is not open".into()),
+        };
+        if let Err(e) = reset {
+            self.journal = None;
+            self.rebuild();
+            return Err(format!(
+                "could not record the new game, so it was not started: {e}"
+            ));
+        }
+        self.history = History::of(&lines);
         self.reconciler = Reconciler::new(self.settings.window);
         self.last_alert = None;
         self.archived = false;
         Ok(())
     }
 
-    /// Writes the game to the archive.
-    fn archive(&mut self) {
-        let sgf = self.run("printsgf").unwrap_or_default();
+    /// Keeps the game on show as SGF, in `games/` or else beside the journal; an error
+    /// (with an alert) when it could be kept nowhere.
+    fn archive(&mut self) -> Result<(), String> {
+        if self.archived || self.engine.game().turns().is_empty() {
+            return Ok(());
+        }
+        let sgf = self.run("printsgf")?;
         let name = format!(
             "{}-{}moves",
             std::time::SystemTime::now()
@@ -584,50 +786,66 @@ impl Appliance {
                 .unwrap_or(0),
             self.engine.game().turns().len()
         );
-        match self.journal.archive(&name, &sgf) {
+        let Some(j) = self.journal.as_mut() else {
+            return Err("the journal is not open; the game stays in it".into());
+        };
+        match j.archive(&name, &sgf) {
             Ok(path) => log::info!("game archived as {}", path.display()),
-            Err(e) => log::error!("could not archive the game: {e}"),
+            Err(e) => match j.archive_beside(&name, &sgf) {
+                Ok(path) => self.alert_error(
+                    "archive",
+                    format!(
+                        "could not archive the game in games/ ({e}); it was saved as {}",
+                        path.display()
+                    ),
+                ),
+                Err(e2) => {
+                    let msg = format!(
+                        "could not archive the game ({e}; {e2}); it stays in the journal \
+                         until it can be archived"
+                    );
+                    self.alert_error("archive", msg.clone());
+                    return Err(msg);
+                }
+            },
         }
+        self.archived = true;
+        Ok(())
     }
 
     /// After any change: archive a finished game, publish the state, analyse anew.
     fn after_change(&mut self) {
-        if self.engine.game().is_over() && !self.archived {
-            self.archive();
-            self.archived = true;
+        if self.engine.game().is_over() && !self.archived && self.archive().is_ok() {
             // The journal now holds the next game's setup; the finished board stays on
-            // show until a new game starts or the board is cleared.
-            let lines = self.setup_lines();
-            if let Err(e) = self.journal.reset(&lines) {
-                log::error!("could not record the next game's setup: {e}");
+            // show until a new game starts or the board is cleared. If that cannot be
+            // recorded the finished game stays in the journal: nothing is lost, and the
+            // next game's start records its own setup anyway.
+            let lines = self.game.setup_lines(&self.setting_lines());
+            let reset = match self.journal.as_mut() {
+                Some(j) => j.reset(&lines).map_err(|e| e.to_string()),
+                None => Err("the journal is not open".into()),
+            };
+            match reset {
+                Ok(()) => self.history = History::of(&lines),
+                Err(e) => {
+                    log::error!("could not record the next game's setup: {e}");
+                    self.journal = None;
+                }
             }
         }
         self.push_state();
         self.start_pondering();
     }
 
-    fn setup_lines(&self) -> Vec<String> {
-        self.setup_lines_for(&self.game)
-    }
-
-    /// The journal records that set up a new game `g`.
-    fn setup_lines_for(&self, g: &GameSettings) -> Vec<String> {
-        let mut lines = vec![
-            format!("boardsize {}", g.size),
-            format!("komi {}", g.komi),
-            format!("kata-set-rules {}", g.rules),
-            format!("tengen-engine-side {}", g.engine.name()),
-            format!(
-                "tengen-analysis {} {}",
-                on_off(self.settings.analysis),
-                on_off(self.settings.ownership)
-            ),
-        ];
+    /// The appliance's own settings as records, carried into each new game.
+    fn setting_lines(&self) -> Vec<String> {
+        let mut lines = vec![format!(
+            "tengen-analysis {} {}",
+            on_off(self.settings.analysis),
+            on_off(self.settings.ownership)
+        )];
         if let Some(level) = self.level {
             lines.push(format!("tengen-level {level}"));
-        }
-        if g.handicap >= 2 {
-            lines.push(format!("fixed_handicap {}", g.handicap));
         }
         lines
     }

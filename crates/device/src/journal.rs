@@ -9,7 +9,10 @@
 //!   different game.
 //! - `journal.jsonl.tmp`: a whole new journal being written by [`Journal::reset`]; it only
 //!   becomes the journal by an atomic rename, so a crash leaves the old or the new, never a mix.
-//! - `games/<name>.sgf`: finished games, written by [`Journal::archive`].
+//! - `games/<name>.sgf`: finished games, written by [`Journal::archive`]; when `games/`
+//!   cannot be written, `<name>.sgf` in the state directory itself ([`Journal::archive_beside`]).
+//! - `journal.jsonl.corrupt-<n>`: a journal that was damaged before its last line, kept
+//!   aside by [`Journal::open_or_recover`], which resumes from its valid prefix.
 //!
 //! Crash model: a record is appended with a single `write` and then `fdatasync`ed, so a
 //! crash can only leave the *last* line incomplete. That torn line was never acknowledged
@@ -116,16 +119,7 @@ impl Journal {
     /// is dropped and truncated away with a warning; a damaged line before it is
     /// [`JournalError::Corrupt`], since dropping it would lose the records after it.
     pub fn open(dir: &Path) -> Result<(Journal, Vec<String>), JournalError> {
-        let dir_existed = dir.is_dir();
-        fs::create_dir_all(dir).map_err(io_err("create directory", dir))?;
-        if !dir_existed {
-            // The new directory's own entry must be durable too, or a power cut could lose
-            // the whole state directory with every acknowledged record in it.
-            if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
-                sync_dir(parent)?;
-            }
-        }
-
+        ensure_dir(dir)?;
         let path = dir.join(JOURNAL_NAME);
         let mut file = OpenOptions::new()
             .read(true)
@@ -244,29 +238,120 @@ impl Journal {
         Ok(())
     }
 
-    /// Archives a finished game durably as `<dir>/games/<name>.sgf` (sanitised name, numeric suffix instead of overwriting), then empties the journal; returns the archive's path.
+    /// Archives a game durably as `<dir>/games/<name>.sgf` (sanitised name, numeric suffix instead of overwriting); returns the archive's path. The journal is left as it is: the caller replaces it with the next game once the SGF is safe.
     pub fn archive(&mut self, name: &str, sgf: &str) -> Result<PathBuf, JournalError> {
         let games = self.dir.join(GAMES_DIR);
         if !games.is_dir() {
             fs::create_dir_all(&games).map_err(io_err("create directory", &games))?;
             sync_dir(&self.dir)?;
         }
-
-        let tmp = games.join(ARCHIVE_TMP_NAME);
-        write_durably(&tmp, sgf.as_bytes())?;
-        // Checking for a free name and then renaming is not atomic, but only one daemon
-        // owns a state directory, so nothing else creates archives behind our back.
-        let target = free_archive_path(&games, &sanitise_name(name))?;
-        fs::rename(&tmp, &target).map_err(io_err("rename", &tmp))?;
-        sync_dir(&games)?;
-
-        // The SGF is durable before the journal is emptied: a crash between the two leaves
-        // the game both archived and still in the journal (it resumes, and a later archive
-        // gets a suffixed duplicate), which is harmless; the other order could leave it in
-        // neither place.
-        self.reset(&[])?;
-        Ok(target)
+        write_archive(&games, name, sgf)
     }
+
+    /// Archives a game as `<dir>/<name>.sgf`, beside the journal: the place of last resort
+    /// when `games/` cannot be written (the journal's own directory is writable, or no
+    /// record could be acknowledged at all).
+    pub fn archive_beside(&mut self, name: &str, sgf: &str) -> Result<PathBuf, JournalError> {
+        write_archive(&self.dir, name, sgf)
+    }
+
+    /// Like [`Journal::open`], but a journal damaged before its last line does not stop
+    /// the daemon for good: the file is kept aside as `journal.jsonl.corrupt-<n>`, the
+    /// valid records before the damage become the journal, and what happened is returned.
+    pub fn open_or_recover(dir: &Path) -> Result<Opened, JournalError> {
+        match Journal::open(dir) {
+            Ok((journal, records)) => Ok(Opened {
+                journal,
+                records,
+                quarantined: None,
+            }),
+            Err(JournalError::Corrupt { line, reason }) => {
+                let path = dir.join(JOURNAL_NAME);
+                let bytes = fs::read(&path).map_err(io_err("read", &path))?;
+                let (records, _) = parse_prefix(&bytes);
+                let aside = free_path(dir, &format!("{JOURNAL_NAME}.corrupt"), "")?;
+                // Copied, not renamed: until the new journal is in place, the old one
+                // stays where a restart would look for it.
+                write_durably(&aside, &bytes)?;
+                sync_dir(dir)?;
+                let content = records
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| encode(i as u64 + 1, c))
+                    .collect::<Result<String, _>>()?;
+                let tmp = dir.join(JOURNAL_TMP_NAME);
+                write_durably(&tmp, content.as_bytes())?;
+                fs::rename(&tmp, &path).map_err(io_err("rename", &tmp))?;
+                sync_dir(dir)?;
+                let (journal, records) = Journal::open(dir)?;
+                Ok(Opened {
+                    journal,
+                    records,
+                    quarantined: Some(Quarantined {
+                        line,
+                        reason,
+                        kept_as: aside,
+                    }),
+                })
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// A journal opened by [`Journal::open_or_recover`].
+#[derive(Debug)]
+pub struct Opened {
+    /// The journal, ready for appends.
+    pub journal: Journal,
+    /// The records of the unfinished game, in order.
+    pub records: Vec<String>,
+    /// Set when a damaged journal was kept aside and only its valid prefix resumed.
+    pub quarantined: Option<Quarantined>,
+}
+
+/// A damaged journal kept aside.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Quarantined {
+    /// The first damaged line (1-based).
+    pub line: u64,
+    /// What was wrong with it.
+    pub reason: String,
+    /// Where the whole damaged file was kept.
+    pub kept_as: PathBuf,
+}
+
+/// Creates `dir` and its missing ancestors, making each new entry durable in its parent:
+/// a power cut must not take away a state directory whose records were acknowledged.
+pub fn ensure_dir(dir: &Path) -> Result<(), JournalError> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+        ensure_dir(parent)?;
+    }
+    match fs::create_dir(dir) {
+        Ok(()) => {}
+        // Made meanwhile by someone else: still fsync the parent below.
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists && dir.is_dir() => {}
+        Err(e) => return Err(io_err("create directory", dir)(e)),
+    }
+    match dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+        Some(parent) => sync_dir(parent),
+        None => Ok(()),
+    }
+}
+
+/// Writes `sgf` durably as `<folder>/<name>.sgf`, never over an existing file.
+fn write_archive(folder: &Path, name: &str, sgf: &str) -> Result<PathBuf, JournalError> {
+    let tmp = folder.join(ARCHIVE_TMP_NAME);
+    write_durably(&tmp, sgf.as_bytes())?;
+    // Checking for a free name and then renaming is not atomic, but only one daemon
+    // owns a state directory, so nothing else creates archives behind our back.
+    let target = free_path(folder, &sanitise_name(name), ".sgf")?;
+    fs::rename(&tmp, &target).map_err(io_err("rename", &tmp))?;
+    sync_dir(folder)?;
+    Ok(target)
 }
 
 /// Refuses what could break line framing on replay or is clearly not a GTP command.
@@ -313,6 +398,21 @@ fn parse(bytes: &[u8]) -> Result<(Vec<String>, usize), JournalError> {
         start = end;
     }
     Ok((commands, start))
+}
+
+/// The records before the first line that does not decode, and that line's start.
+fn parse_prefix(bytes: &[u8]) -> (Vec<String>, usize) {
+    let mut commands = Vec::new();
+    let mut start = 0;
+    while let Some(newline) = bytes[start..].iter().position(|&b| b == b'\n') {
+        let end = start + newline + 1;
+        match decode(&bytes[start..end - 1], commands.len() as u64 + 1) {
+            Ok(command) => commands.push(command),
+            Err(_) => break,
+        }
+        start = end;
+    }
+    (commands, start)
 }
 
 /// Decodes line `expected_seq` (records are numbered like the lines that hold them).
@@ -374,9 +474,9 @@ fn sanitise_name(name: &str) -> String {
     }
 }
 
-/// `<games>/<base>.sgf`, or `<base>-2.sgf`, `<base>-3.sgf`… if taken.
-fn free_archive_path(games: &Path, base: &str) -> Result<PathBuf, JournalError> {
-    let mut candidate = games.join(format!("{base}.sgf"));
+/// `<folder>/<base><ext>`, or `<base>-2<ext>`, `<base>-3<ext>`… if taken.
+fn free_path(folder: &Path, base: &str, ext: &str) -> Result<PathBuf, JournalError> {
+    let mut candidate = folder.join(format!("{base}{ext}"));
     let mut n: u64 = 1;
     loop {
         // `symlink_metadata`, so even a dangling symlink counts as taken and is not replaced.
@@ -385,7 +485,7 @@ fn free_archive_path(games: &Path, base: &str) -> Result<PathBuf, JournalError> 
             Err(err) => return Err(io_err("inspect", &candidate)(err)),
             Ok(_) => {
                 n += 1;
-                candidate = games.join(format!("{base}-{n}.sgf"));
+                candidate = folder.join(format!("{base}-{n}{ext}"));
             }
         }
     }
@@ -638,7 +738,7 @@ mod tests {
     }
 
     #[test]
-    fn archive_writes_sgf_empties_journal_and_never_overwrites() {
+    fn archive_writes_sgf_keeps_the_journal_and_never_overwrites() {
         let tmp = tempfile::tempdir().unwrap();
         let games = tmp.path().join(GAMES_DIR);
         let (mut journal, _) = Journal::open(tmp.path()).unwrap();
@@ -649,10 +749,11 @@ mod tests {
         let first = journal.archive("2024-05-01_game", first_sgf).unwrap();
         assert_eq!(first, games.join("2024-05-01_game.sgf"));
         assert_eq!(fs::read_to_string(&first).unwrap(), first_sgf);
-        assert!(journal.is_empty());
+        // The game stays in the journal until the caller starts the next one.
+        assert_eq!(journal.len(), 2);
         assert!(!games.join(ARCHIVE_TMP_NAME).exists());
         let (mut journal, commands) = Journal::open(tmp.path()).unwrap();
-        assert!(commands.is_empty());
+        assert_eq!(commands, strings(&["boardsize 9", "play B D4"]));
 
         journal.append("boardsize 9").unwrap();
         let second = journal.archive("2024-05-01_game", "(;GM[1]SZ[9])").unwrap();
@@ -685,6 +786,63 @@ mod tests {
         let long = journal.archive(&"n".repeat(1000), "(;GM[1])").unwrap();
         let file_name = long.file_name().unwrap().to_str().unwrap();
         assert_eq!(file_name.len(), MAX_NAME_CHARS + ".sgf".len());
+    }
+
+    #[test]
+    fn a_corrupt_middle_line_is_kept_aside_and_the_valid_prefix_resumes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = journal_path(tmp.path());
+        let content = concat!(
+            r#"{"seq":1,"cmd":"boardsize 9"}"#,
+            "\n",
+            r#"{"seq":2,"cmd":"play B D4"}"#,
+            "\n",
+            "garbage\n",
+            r#"{"seq":4,"cmd":"play B E5"}"#,
+            "\n"
+        );
+        fs::write(&path, content).unwrap();
+        let opened = Journal::open_or_recover(tmp.path()).unwrap();
+        assert_eq!(opened.records, strings(&["boardsize 9", "play B D4"]));
+        let q = opened.quarantined.expect("the damage is reported");
+        assert_eq!(q.line, 3);
+        assert_eq!(q.kept_as, tmp.path().join("journal.jsonl.corrupt"));
+        assert_eq!(fs::read_to_string(&q.kept_as).unwrap(), content);
+        let mut journal = opened.journal;
+        assert_eq!(journal.append("play W C3").unwrap(), 3);
+        // A second damage is kept beside the first, not over it.
+        fs::write(&path, content).unwrap();
+        let again = Journal::open_or_recover(tmp.path()).unwrap();
+        let q2 = again.quarantined.unwrap();
+        assert_eq!(q2.kept_as, tmp.path().join("journal.jsonl.corrupt-2"));
+        // A sound journal opens as it is.
+        let sound = Journal::open_or_recover(tmp.path()).unwrap();
+        assert!(sound.quarantined.is_none());
+        assert_eq!(sound.records.len(), 2);
+    }
+
+    #[test]
+    fn archives_go_beside_the_journal_when_games_cannot_be_written() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (mut journal, _) = Journal::open(tmp.path()).unwrap();
+        // A plain file where the games directory should be.
+        fs::write(tmp.path().join(GAMES_DIR), "x").unwrap();
+        assert!(journal.archive("g", "(;GM[1])").is_err());
+        let path = journal.archive_beside("g", "(;GM[1])").unwrap();
+        assert_eq!(path, tmp.path().join("g.sgf"));
+        assert_eq!(fs::read_to_string(path).unwrap(), "(;GM[1])");
+    }
+
+    #[test]
+    fn ensure_dir_makes_every_missing_level() {
+        let tmp = tempfile::tempdir().unwrap();
+        let deep = tmp.path().join("a").join("b").join("c");
+        ensure_dir(&deep).unwrap();
+        assert!(deep.is_dir());
+        ensure_dir(&deep).unwrap();
+        let file = tmp.path().join("f");
+        fs::write(&file, "").unwrap();
+        assert!(ensure_dir(&file.join("x")).is_err());
     }
 
     #[test]

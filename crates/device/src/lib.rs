@@ -2,6 +2,8 @@
 //!
 //! - [`snapshot`]: a board as a sensor or camera sees it, unseen points included;
 //! - [`reconcile`]: successive snapshots turned into moves, setups, or the points to fix;
+//! - [`game_settings`]: a new game's size, komi, rules, handicap and side, checked whole;
+//! - [`history`]: the records a replay needs, with what cancels out taken away;
 //! - [`appliance`]: the game fed by snapshots, commands and GTP, journalled and published;
 //! - [`payload`]: the MQTT payloads in and out, decoded with typed errors;
 //! - [`mqtt`]: the broker link, reconnecting, with a persistent QoS 1 session;
@@ -10,6 +12,8 @@
 //! - [`serial`]: GTP over a serial line, reopened when the board is unplugged.
 
 pub mod appliance;
+pub mod game_settings;
+pub mod history;
 pub mod home_assistant;
 pub mod journal;
 pub mod mqtt;
@@ -18,5 +22,6 @@ pub mod reconcile;
 pub mod serial;
 pub mod snapshot;
 
+pub use game_settings::GameSettings;
 pub use reconcile::{Fix, Reconciler, Verdict};
 pub use snapshot::{Cell, Snapshot, SnapshotError};

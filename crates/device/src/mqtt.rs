@@ -3,17 +3,23 @@
 //! what the appliance says, under `<prefix>/` (`tengen/<device-id>` by default).
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{SyncSender, TrySendError};
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use rumqttc::{v5, QoS, TlsConfiguration, Transport};
 use tokio::sync::mpsc::Receiver;
 
 use crate::appliance::Out;
+use crate::payload::{Alert, PayloadError, MAX_PAYLOAD};
 
-/// Inbound messages kept while the engine loop is busy; past this they are dropped (and
-/// logged) so that a flood cannot exhaust memory.
+/// Inbound messages kept while the engine loop is busy; past this (or
+/// [`INBOUND_BYTES`]) they are dropped with an alert, so that a flood cannot exhaust memory.
 pub const INBOUND_QUEUE: usize = 4096;
+
+/// Payload bytes kept while the engine loop is busy (a few thousand snapshots).
+pub const INBOUND_BYTES: usize = 2 * 1024 * 1024;
 
 /// Largest packet taken from the broker. Payloads over the appliance's own limit are
 /// still read (and refused with an alert): a packet over this one drops the connection.
@@ -73,11 +79,140 @@ pub enum Inbound {
     /// Stop: a signal asked the daemon to end.
     Shutdown,
     /// A payload on `board/snapshot`.
-    Snapshot(Vec<u8>),
+    Snapshot(Payload),
     /// A payload on `command`.
-    Command(Vec<u8>),
+    Command(Payload),
     /// The link (re)connected: the state should be published again.
     Connected,
+}
+
+/// A payload waiting for the engine loop; its bytes count against the queue's budget
+/// until it is dropped.
+#[derive(Debug)]
+pub struct Payload {
+    bytes: Vec<u8>,
+    queued: Arc<AtomicUsize>,
+}
+
+impl std::ops::Deref for Payload {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
+impl Drop for Payload {
+    fn drop(&mut self) {
+        self.queued.fetch_sub(self.bytes.len(), Ordering::SeqCst);
+    }
+}
+
+/// The MQTT side of the inbound queue: bounded by count and by bytes.
+struct Queue {
+    tx: SyncSender<Inbound>,
+    queued: Arc<AtomicUsize>,
+    /// When a dropped snapshot was last reported (a busy board floods otherwise).
+    snapshot_alerted: Option<Instant>,
+}
+
+/// Why a payload was not queued.
+enum Refused {
+    Full,
+    TooLarge(usize),
+    Closed,
+}
+
+impl Queue {
+    /// Queues `bytes`, or gives them back with the reason they were refused.
+    fn offer(&mut self, command: bool, bytes: Vec<u8>) -> Result<(), (Refused, Vec<u8>)> {
+        let n = bytes.len();
+        if n > MAX_PAYLOAD {
+            // The appliance would refuse it unread: never hold it.
+            return Err((Refused::TooLarge(n), bytes));
+        }
+        if self.queued.fetch_add(n, Ordering::SeqCst) + n > INBOUND_BYTES {
+            self.queued.fetch_sub(n, Ordering::SeqCst);
+            return Err((Refused::Full, bytes));
+        }
+        let payload = Payload {
+            bytes,
+            queued: self.queued.clone(),
+        };
+        let msg = if command {
+            Inbound::Command(payload)
+        } else {
+            Inbound::Snapshot(payload)
+        };
+        let back = match self.tx.try_send(msg) {
+            Ok(()) => return Ok(()),
+            Err(TrySendError::Full(m)) => (Refused::Full, m),
+            Err(TrySendError::Disconnected(m)) => (Refused::Closed, m),
+        };
+        match back.1 {
+            Inbound::Command(mut p) | Inbound::Snapshot(mut p) => {
+                let bytes = std::mem::take(&mut p.bytes);
+                self.queued.fetch_sub(bytes.len(), Ordering::SeqCst);
+                Err((back.0, bytes))
+            }
+            _ => Err((back.0, Vec::new())),
+        }
+    }
+
+    /// Says on `alert` that a payload of `n` bytes is over the limit.
+    fn refuse_too_large(&mut self, client: &Client, prefix: &str, command: bool, n: usize) {
+        let alert = Alert::Error {
+            source: source_of(command).into(),
+            message: PayloadError::TooLarge(n).to_string(),
+        };
+        publish_alert(client, prefix, &alert);
+    }
+
+    /// Queues a payload or says on `alert` why not; the sender always learns the outcome.
+    fn hand_over(&mut self, client: &Client, prefix: &str, command: bool, bytes: Vec<u8>) {
+        let source = source_of(command);
+        let alert = match self.offer(command, bytes) {
+            Ok(()) | Err((Refused::Closed, _)) => return,
+            Err((Refused::TooLarge(n), _)) => {
+                return self.refuse_too_large(client, prefix, command, n)
+            }
+            Err((Refused::Full, bytes)) => {
+                log::warn!("engine loop busy: {source} dropped");
+                if !command {
+                    // The board sends its snapshot again; one alert a second is enough.
+                    let now = Instant::now();
+                    if self
+                        .snapshot_alerted
+                        .is_some_and(|t| now.duration_since(t) < Duration::from_secs(1))
+                    {
+                        return;
+                    }
+                    self.snapshot_alerted = Some(now);
+                }
+                Alert::dropped(source, "queue full", &bytes)
+            }
+        };
+        publish_alert(client, prefix, &alert);
+    }
+}
+
+fn source_of(command: bool) -> &'static str {
+    if command {
+        "command"
+    } else {
+        "board/snapshot"
+    }
+}
+
+/// Publishes `alert` straight from the link (the engine loop is busy or never sees it).
+fn publish_alert(client: &Client, prefix: &str, alert: &Alert) {
+    match serde_json::to_string(alert) {
+        Ok(p) => {
+            if let Err(e) = client.try_publish(topic(prefix, "alert"), false, p.into_bytes()) {
+                log::warn!("mqtt: alert dropped: {e}");
+            }
+        }
+        Err(e) => log::error!("cannot encode an alert: {e}"),
+    }
 }
 
 /// Why the link could not be set up.
@@ -113,7 +248,20 @@ enum Loop {
 enum Polled {
     ConnAck,
     Publish(String, Vec<u8>),
+    /// A payload over [`MAX_PAYLOAD`]: only its size is kept.
+    TooLarge(String, usize),
     Other,
+}
+
+impl Polled {
+    /// A publish, copied only if the appliance could take it.
+    fn publish(topic: String, payload: &[u8]) -> Polled {
+        if payload.len() > MAX_PAYLOAD {
+            Polled::TooLarge(topic, payload.len())
+        } else {
+            Polled::Publish(topic, payload.to_vec())
+        }
+    }
 }
 
 impl Client {
@@ -221,16 +369,16 @@ impl Loop {
             Loop::V4(ev) => match ev.poll().await {
                 Ok(rumqttc::Event::Incoming(rumqttc::Packet::ConnAck(_))) => Ok(Polled::ConnAck),
                 Ok(rumqttc::Event::Incoming(rumqttc::Packet::Publish(p))) => {
-                    Ok(Polled::Publish(p.topic, p.payload.to_vec()))
+                    Ok(Polled::publish(p.topic, &p.payload))
                 }
                 Ok(_) => Ok(Polled::Other),
                 Err(e) => Err(e.to_string()),
             },
             Loop::V5(ev) => match ev.poll().await {
                 Ok(v5::Event::Incoming(v5::Incoming::ConnAck(_))) => Ok(Polled::ConnAck),
-                Ok(v5::Event::Incoming(v5::Incoming::Publish(p))) => Ok(Polled::Publish(
+                Ok(v5::Event::Incoming(v5::Incoming::Publish(p))) => Ok(Polled::publish(
                     String::from_utf8_lossy(&p.topic).into_owned(),
-                    p.payload.to_vec(),
+                    &p.payload,
                 )),
                 Ok(_) => Ok(Polled::Other),
                 Err(e) => Err(e.to_string()),
@@ -253,12 +401,20 @@ pub async fn run(
     let command_topic = topic(&prefix, "command");
     let mut backoff = Duration::from_millis(250);
     let mut connected = false;
+    // The last connection failure logged: a new reason is a warning, a repeat is not.
+    let mut last_failure = String::new();
+    let mut queue = Queue {
+        tx: inbound,
+        queued: Arc::new(AtomicUsize::new(0)),
+        snapshot_alerted: None,
+    };
     loop {
         tokio::select! {
             polled = ev.poll() => match polled {
                 Ok(Polled::ConnAck) => {
                     log::info!("mqtt: connected to {}:{}", config.host, config.port);
                     connected = true;
+                    last_failure.clear();
                     backoff = Duration::from_millis(250);
                     for t in [&snapshot_topic, &command_topic] {
                         if let Err(e) = client.try_subscribe(t.clone()) {
@@ -272,13 +428,18 @@ pub async fn run(
                             let _ = client.try_publish(t, true, p.into_bytes());
                         }
                     }
-                    hand_over(&inbound, Inbound::Connected);
+                    if let Err(TrySendError::Full(_)) = queue.tx.try_send(Inbound::Connected) {
+                        log::warn!("engine loop busy: the state is republished on its next change");
+                    }
                 }
                 Ok(Polled::Publish(t, payload)) => {
-                    if t == snapshot_topic {
-                        hand_over(&inbound, Inbound::Snapshot(payload));
-                    } else if t == command_topic {
-                        hand_over(&inbound, Inbound::Command(payload));
+                    if t == snapshot_topic || t == command_topic {
+                        queue.hand_over(&client, &prefix, t == command_topic, payload);
+                    }
+                }
+                Ok(Polled::TooLarge(t, n)) => {
+                    if t == snapshot_topic || t == command_topic {
+                        queue.refuse_too_large(&client, &prefix, t == command_topic, n);
                     }
                 }
                 Ok(Polled::Other) => {}
@@ -286,9 +447,16 @@ pub async fn run(
                     if connected {
                         log::warn!("mqtt: connection lost: {e}; reconnecting");
                         connected = false;
+                    } else if e != last_failure {
+                        // Refused, not authorised, a TLS failure: the maker must see why.
+                        log::warn!(
+                            "mqtt: cannot connect to {}:{}: {e}; retrying",
+                            config.host, config.port
+                        );
                     } else {
                         log::debug!("mqtt: still not connected: {e}");
                     }
+                    last_failure = e;
                     tokio::time::sleep(backoff).await;
                     backoff = (backoff * 2).min(config.max_backoff);
                 }
@@ -309,21 +477,4 @@ pub async fn run(
     let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
     while let Ok(Ok(_)) = tokio::time::timeout_at(deadline, ev.poll()).await {}
     Ok(())
-}
-
-fn hand_over(inbound: &SyncSender<Inbound>, msg: Inbound) {
-    match inbound.try_send(msg) {
-        Ok(()) => {}
-        Err(TrySendError::Full(m)) => {
-            let what = match m {
-                Inbound::Snapshot(_) => "snapshot",
-                Inbound::Command(_) => "command",
-                Inbound::Connected => "reconnection notice",
-                Inbound::Gtp(..) => "GTP line",
-                Inbound::Shutdown => "shutdown",
-            };
-            log::error!("engine loop busy: inbound {what} dropped");
-        }
-        Err(TrySendError::Disconnected(_)) => {}
-    }
 }

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use tengen_rules::{BoardSize, Game, Move, Player};
 use tengen_search::Analysis;
 
+use crate::game_settings::GameSettings;
 use crate::snapshot::{Snapshot, SnapshotError};
 use crate::Fix;
 
@@ -118,28 +119,46 @@ impl EngineSide {
     }
 }
 
-/// A command on `tengen/<id>/command`.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+/// A command on `tengen/<id>/command`, as it arrives.
+#[derive(Deserialize)]
 #[serde(tag = "cmd", rename_all = "snake_case", deny_unknown_fields)]
-pub enum Command {
-    /// Starts a new game (the old one is archived).
+enum CommandJson {
     NewGame {
-        /// Board size (default 19).
         #[serde(default = "default_size")]
         size: usize,
-        /// Komi (default 7.5).
         #[serde(default = "default_komi")]
         komi: f64,
-        /// Rules name as `kata-set-rules` takes it (default chinese).
         #[serde(default = "default_rules")]
         rules: String,
-        /// Fixed handicap stones (0 or 2..9).
         #[serde(default)]
         handicap: usize,
-        /// The engine's side.
         #[serde(default)]
         engine: EngineSide,
     },
+    Undo,
+    Pass,
+    Resign,
+    Level {
+        level: u8,
+    },
+    Analysis {
+        on: bool,
+        #[serde(default)]
+        ownership: bool,
+    },
+    Gtp {
+        line: String,
+        #[serde(default)]
+        id: Option<String>,
+    },
+}
+
+/// A command on `tengen/<id>/command`, checked whole: a [`Command::NewGame`] applies.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Command {
+    /// Starts a new game (the old one is archived):
+    /// `{"cmd":"new_game","size":19,"komi":7.5,"rules":"chinese","handicap":0,"engine":"white"}`.
+    NewGame(GameSettings),
     /// Takes back the last move.
     Undo,
     /// The player to move passes.
@@ -156,7 +175,6 @@ pub enum Command {
         /// Publish analysis while the game goes on.
         on: bool,
         /// Include ownership (one value per point, White = +1).
-        #[serde(default)]
         ownership: bool,
     },
     /// One GTP command, answered on `gtp/reply`.
@@ -164,7 +182,6 @@ pub enum Command {
         /// The command line.
         line: String,
         /// Echoed in the reply.
-        #[serde(default)]
         id: Option<String>,
     },
 }
@@ -179,26 +196,41 @@ fn default_rules() -> String {
     "chinese".into()
 }
 
-/// Reads a command payload.
+/// Reads a command payload; a new game's settings are checked as a whole.
 pub fn decode_command(payload: &[u8]) -> Result<Command, PayloadError> {
-    let cmd: Command = serde_json::from_str(text_of(payload)?)?;
-    match &cmd {
-        Command::NewGame { size, handicap, .. } => {
-            BoardSize::square(*size).map_err(|e| PayloadError::Invalid(format!("size: {e}")))?;
-            if *handicap == 1 || *handicap > 9 {
-                return Err(PayloadError::Invalid(format!(
-                    "handicap: {handicap} (use 0 or 2 to 9)"
-                )));
-            }
+    let cmd: CommandJson = serde_json::from_str(text_of(payload)?)?;
+    Ok(match cmd {
+        CommandJson::NewGame {
+            size,
+            komi,
+            rules,
+            handicap,
+            engine,
+        } => {
+            let size =
+                BoardSize::square(size).map_err(|e| PayloadError::Invalid(format!("size: {e}")))?;
+            let g = GameSettings {
+                size,
+                komi,
+                rules,
+                handicap,
+                engine,
+            };
+            g.check().map_err(PayloadError::Invalid)?;
+            Command::NewGame(g)
         }
-        Command::Level { level } if !(1..=10).contains(level) => {
+        CommandJson::Level { level } if !(1..=10).contains(&level) => {
             return Err(PayloadError::Invalid(format!(
                 "level: {level} (use 1 to 10)"
             )));
         }
-        _ => {}
-    }
-    Ok(cmd)
+        CommandJson::Level { level } => Command::Level { level },
+        CommandJson::Undo => Command::Undo,
+        CommandJson::Pass => Command::Pass,
+        CommandJson::Resign => Command::Resign,
+        CommandJson::Analysis { on, ownership } => Command::Analysis { on, ownership },
+        CommandJson::Gtp { line, id } => Command::Gtp { line, id },
+    })
 }
 
 /// The retained game state on `tengen/<id>/state`.
@@ -385,6 +417,43 @@ pub enum Alert {
         /// What was wrong.
         message: String,
     },
+    /// An input was not handled at all (the engine was busy and its queue full): the
+    /// sender should send it again.
+    Dropped {
+        /// Where it came from (`command` or `board/snapshot`).
+        source: String,
+        /// Why, e.g. `queue full`.
+        reason: String,
+        /// The command's `cmd`, when it could be read.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cmd: Option<String>,
+        /// The command's `id` (a `gtp` command's), when it had one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+    },
+}
+
+impl Alert {
+    /// The alert for a payload on `source` dropped for `reason`, naming the command
+    /// (and its id) when the payload says what it was.
+    pub fn dropped(source: &str, reason: &str, payload: &[u8]) -> Alert {
+        #[derive(Deserialize)]
+        struct Named {
+            cmd: Option<String>,
+            id: Option<String>,
+        }
+        let named = std::str::from_utf8(payload)
+            .ok()
+            .filter(|t| t.len() <= MAX_PAYLOAD)
+            .and_then(|t| serde_json::from_str::<Named>(t).ok());
+        let (cmd, id) = named.map_or((None, None), |n| (n.cmd, n.id));
+        Alert::Dropped {
+            source: source.into(),
+            reason: reason.into(),
+            cmd,
+            id,
+        }
+    }
 }
 
 /// One point to fix.
@@ -462,18 +531,21 @@ mod tests {
         let c = decode_command(br#"{"cmd":"new_game","size":9,"komi":7,"engine":"black"}"#);
         assert_eq!(
             c.unwrap(),
-            Command::NewGame {
-                size: 9,
+            Command::NewGame(GameSettings {
+                size: nine(),
                 komi: 7.0,
                 rules: "chinese".into(),
                 handicap: 0,
                 engine: EngineSide::Black
-            }
+            })
         );
         assert_eq!(decode_command(br#"{"cmd":"undo"}"#).unwrap(), Command::Undo);
         let err = |p: &[u8]| decode_command(p).unwrap_err().to_string();
         assert!(err(br#"{"cmd":"new_game","size":99}"#).contains("size"));
         assert!(err(br#"{"cmd":"new_game","size":9,"handicap":1}"#).contains("handicap"));
+        assert!(err(br#"{"cmd":"new_game","size":7,"handicap":9}"#).contains("2 to 4"));
+        assert!(err(br#"{"cmd":"new_game","size":13,"komi":0.3}"#).contains("komi"));
+        assert!(err(br#"{"cmd":"new_game","rules":"chinse"}"#).contains("rules"));
         assert!(err(br#"{"cmd":"level","level":11}"#).contains("level"));
         assert!(err(br#"{"cmd":"fly"}"#).contains("bad JSON"));
         assert!(err(b"not json").contains("bad JSON"));

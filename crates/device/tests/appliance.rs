@@ -26,7 +26,7 @@ fn engine() -> Engine {
 fn open(dir: &Path, side: EngineSide) -> Appliance {
     let settings = Settings {
         game: GameSettings {
-            size: 9,
+            size: tengen_rules::BoardSize::square(9).unwrap(),
             komi: 7.0,
             engine: side,
             ..GameSettings::default()

@@ -52,6 +52,10 @@ pub struct Engine {
     pub device: Option<i32>,
     /// Let TensorRT run layers in FP16.
     pub fp16: Option<bool>,
+    /// No move's search goes past this many visits, whatever a remote client sets.
+    pub max_visits: Option<u64>,
+    /// No move's search takes longer than this many seconds, whatever a remote client sets.
+    pub max_time: Option<f64>,
 }
 
 /// MQTT connection.
@@ -84,6 +88,10 @@ pub struct Mqtt {
     pub keep_alive: Option<u64>,
     /// Announce sensors to Home Assistant under this discovery prefix (empty: off).
     pub home_assistant: Option<String>,
+    /// MQTT client id (default: derived from the machine id, unique per device).
+    pub client_id: Option<String>,
+    /// GTP commands the `gtp` command may run (`[]`: none, `["*"]`: all).
+    pub gtp_commands: Option<Vec<String>>,
 }
 
 /// The game started when there is none to resume.
@@ -194,6 +202,10 @@ impl Config {
                 providers: Some(vec!["cpu".into()]),
                 device: Some(0),
                 fp16: Some(false),
+                // The tree's memory grows with visits: 100,000 hold it near 60 MB.
+                max_visits: Some(100_000),
+                // Under systemd's 30 s watchdog, with room to spare.
+                max_time: Some(20.0),
             },
             mqtt: Mqtt {
                 host: Some("localhost".into()),
@@ -209,6 +221,13 @@ impl Config {
                 tls_key: None,
                 keep_alive: Some(15),
                 home_assistant: None,
+                client_id: None,
+                gtp_commands: Some(
+                    tengen_device::appliance::DEFAULT_REMOTE_GTP
+                        .iter()
+                        .map(|s| s.to_string())
+                        .collect(),
+                ),
             },
             serial: Serial {
                 port: None,
@@ -254,6 +273,8 @@ impl Config {
         over(&mut e.providers, &t.providers);
         over(&mut e.device, &t.device);
         over(&mut e.fp16, &t.fp16);
+        over(&mut e.max_visits, &t.max_visits);
+        over(&mut e.max_time, &t.max_time);
         let (m, t) = (&mut self.mqtt, &top.mqtt);
         over(&mut m.host, &t.host);
         over(&mut m.port, &t.port);
@@ -268,6 +289,8 @@ impl Config {
         over(&mut m.tls_key, &t.tls_key);
         over(&mut m.keep_alive, &t.keep_alive);
         over(&mut m.home_assistant, &t.home_assistant);
+        over(&mut m.client_id, &t.client_id);
+        over(&mut m.gtp_commands, &t.gtp_commands);
         let (g, t) = (&mut self.game, &top.game);
         over(&mut g.size, &t.size);
         over(&mut g.komi, &t.komi);
@@ -307,6 +330,22 @@ impl Config {
         in_range("engine.batch", e.batch, 1, 1024)?;
         in_range("engine.visits", e.visits, 1, 10_000_000)?;
         in_range("engine.level", e.level, 1, 10)?;
+        in_range("engine.max_visits", e.max_visits, 2, 10_000_000)?;
+        if let Some(t) = e.max_time {
+            if !(t.is_finite() && t > 0.0 && t <= 3600.0) {
+                bail!("engine.max_time: {t} is out of range (above 0, at most 3600 seconds)");
+            }
+        }
+        if let (Some(t), Some(max)) = (e.move_time, e.max_time) {
+            if t > max {
+                bail!("engine.move_time: {t} is over engine.max_time ({max}); raise that too");
+            }
+        }
+        if let (Some(v), Some(max)) = (e.visits, e.max_visits) {
+            if v > max {
+                bail!("engine.visits: {v} is over engine.max_visits ({max}); raise that too");
+            }
+        }
         in_range("mqtt.port", self.mqtt.port, 1, u16::MAX)?;
         if let Some(id) = &self.mqtt.device_id {
             let ok = !id.is_empty()
@@ -315,6 +354,19 @@ impl Config {
                     .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
             if !ok {
                 bail!("mqtt.device_id: {id:?} must be letters, digits, '-' or '_' (it is a topic level)");
+            }
+        }
+        if self.mqtt.username.is_some() != self.mqtt.password.is_some() {
+            bail!("mqtt.password: give both username and password, or neither");
+        }
+        if let Some(id) = &self.mqtt.client_id {
+            if id.is_empty() || id.len() > 64 || id.chars().any(|c| c.is_control()) {
+                bail!("mqtt.client_id: {id:?} must be 1 to 64 printable characters");
+            }
+        }
+        for name in self.mqtt.gtp_commands.iter().flatten() {
+            if name != "*" && !tengen_protocol::gtp::engine::COMMANDS.contains(&name.as_str()) {
+                bail!("mqtt.gtp_commands: {name:?} is not a GTP command Tengen knows");
             }
         }
         if self.mqtt.host.as_deref() == Some("") {
@@ -355,7 +407,7 @@ impl Config {
         in_range("game.size", g.size, 2, 25)?;
         if let Some(k) = g.komi {
             if !tengen_rules::komi_is_valid(k) {
-                bail!("game.komi: {k} must be a multiple of 0.5 between -150 and 150");
+                bail!("game.komi: {k} must be {}", tengen_rules::komi_rule());
             }
         }
         if let Some(r) = &g.rules {
@@ -482,6 +534,12 @@ mod tests {
         assert!(err("[serial]\nbaud = 1234\n").starts_with("serial.baud:"));
         assert!(err("[mqtt]\ndevice_id = \"a/b\"\n").starts_with("mqtt.device_id:"));
         assert!(err("[board]\nstability = 0\n").starts_with("board.stability:"));
+        assert!(err("[mqtt]\nusername = \"u\"\n").starts_with("mqtt.password:"));
+        assert!(err("[mqtt]\ngtp_commands = [\"fly\"]\n").starts_with("mqtt.gtp_commands:"));
+        assert!(err("[engine]\nmove_time = 30.0\n").starts_with("engine.move_time:"));
+        assert!(err("[engine]\nvisits = 200000\n").starts_with("engine.visits:"));
+        assert!(err("[engine]\nmax_time = 0.0\n").starts_with("engine.max_time:"));
+        assert!(err("[game]\nkomi = 0.3\n").contains("-400 to 400"));
         let unknown = err("[engine]\nthread = 2\n");
         assert!(unknown.contains("thread"), "{unknown}");
         let wrong_type = err("[mqtt]\nport = \"x\"\n");

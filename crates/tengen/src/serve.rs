@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender};
+use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -13,7 +13,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use sd_notify::NotifyState;
 use tengen_classic::Classic;
-use tengen_device::appliance::{Appliance, GameSettings, Out, Settings};
+use tengen_device::appliance::{Appliance, GameSettings, Out, RemoteGtp, Settings};
 use tengen_device::mqtt::{self, Inbound, MqttConfig, TlsFiles, Version, INBOUND_QUEUE};
 use tengen_device::payload::EngineSide;
 use tengen_device::serial::{serve_gtp, SerialConfig};
@@ -50,12 +50,14 @@ pub fn run(a: ServeArgs) -> Result<()> {
         cfg.state.dir = Some(d);
     }
     let dir = cfg.state.dir.clone().context("state.dir is not set")?;
-    std::fs::create_dir_all(&dir)
-        .with_context(|| format!("state.dir: cannot create {}", dir.display()))?;
+    tengen_device::journal::ensure_dir(&dir).context("state.dir")?;
     let _lock = lock_state_dir(&dir)?;
 
     let started = Instant::now();
-    let (engine, describe, network) = build_engine(&cfg, &dir)?;
+    // Raised to end a search at once: by a stop signal for good, by the watchdog for
+    // the one move that would outlast its deadline.
+    let interrupt = Arc::new(AtomicBool::new(false));
+    let (engine, describe, network) = build_engine(&cfg, &dir, interrupt.clone())?;
     let mut app = Appliance::open(engine, &dir, settings(&cfg)?)
         .with_context(|| format!("cannot resume from {}", dir.display()))?;
     log::info!(
@@ -69,6 +71,7 @@ pub fn run(a: ServeArgs) -> Result<()> {
 
     let (in_tx, in_rx) = sync_channel::<Inbound>(INBOUND_QUEUE);
     let stop = Arc::new(AtomicBool::new(false));
+    let stopping = Arc::new(AtomicBool::new(false));
     let heartbeat = Arc::new(AtomicU64::new(0));
     let clock = Instant::now();
 
@@ -105,13 +108,17 @@ pub fn run(a: ServeArgs) -> Result<()> {
         let mut term = signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?;
         let mut int = signal(SignalKind::interrupt()).context("cannot listen for SIGINT")?;
         let in_tx = in_tx.clone();
+        let (stopping, interrupt) = (stopping.clone(), interrupt.clone());
         runtime.spawn(async move {
             tokio::select! {
                 _ = term.recv() => {}
                 _ = int.recv() => {}
             }
             log::info!("stopping");
-            let _ = in_tx.send(Inbound::Shutdown);
+            // Flags, not only a message: the queue may be full, and a search running.
+            stopping.store(true, Ordering::SeqCst);
+            interrupt.store(true, Ordering::SeqCst);
+            let _ = in_tx.try_send(Inbound::Shutdown);
         });
     }
     let serial = cfg.serial.port.clone().map(|path| {
@@ -123,7 +130,13 @@ pub fn run(a: ServeArgs) -> Result<()> {
         spawn_serial(sc, in_tx.clone(), stop.clone())
     });
     drop(in_tx);
-    let watchdog = spawn_watchdog(heartbeat.clone(), clock, stop.clone(), cfg.engine.move_time);
+    let watchdog = spawn_watchdog(
+        heartbeat.clone(),
+        clock,
+        stop.clone(),
+        interrupt.clone(),
+        cfg.engine.move_time,
+    );
 
     let _ = sd_notify::notify(
         false,
@@ -132,10 +145,26 @@ pub fn run(a: ServeArgs) -> Result<()> {
             NotifyState::Status(&format!("serving: {describe}")),
         ],
     );
-    engine_loop(&mut app, &in_rx, out_tx.as_ref(), &heartbeat, clock);
+    let turn = Turn {
+        heartbeat: &heartbeat,
+        clock,
+        stopping: &stopping,
+        interrupt: &interrupt,
+    };
+    engine_loop(&mut app, &in_rx, out_tx.as_ref(), &turn);
     let _ = sd_notify::notify(false, &[NotifyState::Stopping]);
+    // Commands still queued are answered, not silently lost.
+    for msg in in_rx.try_iter() {
+        if let Inbound::Command(p) = msg {
+            app.drop_command(&p, "shutting down");
+        }
+    }
+    flush(&mut app, out_tx.as_ref());
 
     stop.store(true, Ordering::SeqCst);
+    // Whatever is still queued goes unanswered: dropping it wakes a serial thread
+    // waiting for its reply.
+    drop(in_rx);
     drop(out_tx);
     if let Some(t) = serial {
         let _ = t.join();
@@ -146,17 +175,32 @@ pub fn run(a: ServeArgs) -> Result<()> {
     Ok(())
 }
 
-/// Takes inputs until a shutdown; publishes what the appliance says. The heartbeat is
-/// the watchdog's proof of life: it moves only when the loop comes round.
+/// What the engine loop shares with the threads around it.
+struct Turn<'a> {
+    /// The watchdog's proof of life: it moves only when the loop comes round.
+    heartbeat: &'a AtomicU64,
+    clock: Instant,
+    /// Set by a stop signal.
+    stopping: &'a AtomicBool,
+    /// Ends a running search.
+    interrupt: &'a AtomicBool,
+}
+
+/// Takes inputs until a shutdown; publishes what the appliance says.
 fn engine_loop(
     app: &mut Appliance,
     inbound: &Receiver<Inbound>,
     out: Option<&tokio::sync::mpsc::Sender<Out>>,
-    heartbeat: &AtomicU64,
-    clock: Instant,
+    turn: &Turn,
 ) {
     loop {
-        heartbeat.store(clock.elapsed().as_millis() as u64, Ordering::SeqCst);
+        turn.heartbeat
+            .store(turn.clock.elapsed().as_millis() as u64, Ordering::SeqCst);
+        if turn.stopping.load(Ordering::SeqCst) {
+            break;
+        }
+        // A watchdog deadline ended the last search; the next one starts afresh.
+        turn.interrupt.store(false, Ordering::SeqCst);
         flush(app, out);
         let wait = if app.is_pondering() {
             Duration::from_millis(10)
@@ -192,21 +236,36 @@ fn flush(app: &mut Appliance, out: Option<&tokio::sync::mpsc::Sender<Out>>) {
     }
 }
 
-/// Serves GTP on the serial line, each command carried out by the engine loop.
+/// Serves GTP on the serial line, each command carried out by the engine loop. Waits
+/// for room in the queue and for the reply without ever blocking a stop.
 fn spawn_serial(
     sc: SerialConfig,
     inbound: SyncSender<Inbound>,
     stop: Arc<AtomicBool>,
 ) -> std::thread::JoinHandle<()> {
+    const STOPPED: &str = "? the engine has stopped\n\n";
     std::thread::spawn(move || {
         log::info!("serial GTP on {} at {} baud", sc.path.display(), sc.baud);
         serve_gtp(&sc, &stop, |line| {
             let (tx, rx) = std::sync::mpsc::channel();
-            if inbound.send(Inbound::Gtp(line.to_string(), tx)).is_err() {
-                return "? the engine has stopped\n\n".into();
+            let mut msg = Inbound::Gtp(line.to_string(), tx);
+            loop {
+                match inbound.try_send(msg) {
+                    Ok(()) => break,
+                    Err(TrySendError::Full(m)) if !stop.load(Ordering::SeqCst) => {
+                        msg = m;
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
+                    Err(_) => return STOPPED.into(),
+                }
             }
-            rx.recv()
-                .unwrap_or_else(|_| "? the engine has stopped\n\n".into())
+            loop {
+                match rx.recv_timeout(Duration::from_millis(100)) {
+                    Ok(reply) => return reply,
+                    Err(RecvTimeoutError::Timeout) if !stop.load(Ordering::SeqCst) => {}
+                    Err(_) => return STOPPED.into(),
+                }
+            }
         });
     })
 }
@@ -217,6 +276,7 @@ fn spawn_watchdog(
     heartbeat: Arc<AtomicU64>,
     clock: Instant,
     stop: Arc<AtomicBool>,
+    interrupt: Arc<AtomicBool>,
     move_time: Option<f64>,
 ) -> std::thread::JoinHandle<()> {
     std::thread::spawn(move || {
@@ -244,7 +304,10 @@ fn spawn_watchdog(
                 let _ = sd_notify::notify(false, &[NotifyState::Watchdog]);
                 last_ping = Instant::now();
             } else {
-                log::warn!("engine loop silent for {age:?}: withholding the watchdog ping");
+                // Most likely a long search: end it, so the loop comes round before
+                // systemd's deadline; a loop stuck elsewhere gets no ping and is restarted.
+                interrupt.store(true, Ordering::SeqCst);
+                log::warn!("engine loop silent for {age:?}: search interrupted, ping withheld");
                 last_ping = Instant::now();
             }
         }
@@ -273,7 +336,11 @@ type Settled = Arc<Mutex<Option<Choice>>>;
 
 /// The engine the configuration asks for, a line describing it, and the network backend
 /// it settled on (filled once the engine has loaded its network).
-fn build_engine(cfg: &Config, state_dir: &Path) -> Result<(Engine, String, Settled)> {
+fn build_engine(
+    cfg: &Config,
+    state_dir: &Path,
+    interrupt: Arc<AtomicBool>,
+) -> Result<(Engine, String, Settled)> {
     let e = &cfg.engine;
     let threads = e.threads.unwrap_or(2).max(1) as usize;
     let level = e.level.unwrap_or(10);
@@ -325,6 +392,9 @@ fn build_engine(cfg: &Config, state_dir: &Path) -> Result<(Engine, String, Settl
         classic: Some(Arc::new(Classic::new(level, seed))),
         classic_genmove,
         classic_status: e.model.is_none(),
+        visits_cap: e.max_visits,
+        time_cap: e.max_time,
+        interrupt: Some(interrupt),
         ..EngineConfig::default()
     };
     let describe = match (&e.model, classic_genmove) {
@@ -386,15 +456,27 @@ fn settings(cfg: &Config) -> Result<Settings> {
         bail!("game.engine: {side:?} is not a side");
     };
     let defaults = Settings::default();
+    let game = GameSettings {
+        size: BoardSize::square(g.size.unwrap_or(19))
+            .map_err(|e| anyhow::anyhow!("game.size: {e}"))?,
+        komi: g.komi.unwrap_or(7.5),
+        rules: g.rules.clone().unwrap_or_else(|| "chinese".into()),
+        handicap: g.handicap.unwrap_or(0),
+        engine,
+    };
+    if let Err(e) = game.check() {
+        bail!("game.{e}");
+    }
+    let remote_gtp = match cfg.mqtt.gtp_commands.as_deref() {
+        None => RemoteGtp::default(),
+        Some([]) => RemoteGtp::Off,
+        Some(names) if names.iter().any(|n| n == "*") => RemoteGtp::All,
+        Some(names) => RemoteGtp::Only(names.to_vec()),
+    };
     Ok(Settings {
-        game: GameSettings {
-            size: g.size.unwrap_or(19),
-            komi: g.komi.unwrap_or(7.5),
-            rules: g.rules.clone().unwrap_or_else(|| "chinese".into()),
-            handicap: g.handicap.unwrap_or(0),
-            engine,
-        },
-        window: cfg.board.stability.unwrap_or(2) as usize,
+        game,
+        remote_gtp,
+        window: cfg.board.stability.unwrap_or(3) as usize,
         analysis: a.enabled.unwrap_or(false),
         ownership: a.ownership.unwrap_or(false),
         analysis_interval: a
@@ -422,7 +504,10 @@ fn mqtt_config(cfg: &Config) -> Result<Option<MqttConfig>> {
     Ok(Some(MqttConfig {
         host: m.host.clone().unwrap_or_else(|| "localhost".into()),
         port: m.port.unwrap_or(1883),
-        client_id: format!("tengen-{id}"),
+        client_id: m
+            .client_id
+            .clone()
+            .unwrap_or_else(|| default_client_id(&id)),
         prefix: format!("tengen/{id}"),
         version: if m.protocol.as_deref() == Some("5") {
             Version::V5
@@ -436,4 +521,23 @@ fn mqtt_config(cfg: &Config) -> Result<Option<MqttConfig>> {
         home_assistant: m.home_assistant.clone().filter(|p| !p.is_empty()),
         device_id: id,
     }))
+}
+
+/// `tengen-<device id>-<12 hex digits>`, the digits a hash of the machine id: stable for
+/// one device and different between two, so two kiosks on one broker never take each
+/// other's session (the machine id itself stays private, as systemd asks).
+fn default_client_id(device_id: &str) -> String {
+    let machine = ["/etc/machine-id", "/var/lib/dbus/machine-id"]
+        .iter()
+        .find_map(|p| std::fs::read_to_string(p).ok())
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .or_else(|| nix::unistd::gethostname().ok()?.into_string().ok())
+        .unwrap_or_default();
+    // FNV-1a: stable across builds and Rust versions, unlike std's hasher.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in "tengen-mqtt-client:".bytes().chain(machine.bytes()) {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("tengen-{device_id}-{:012x}", h & 0xffff_ffff_ffff)
 }

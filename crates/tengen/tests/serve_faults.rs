@@ -1,235 +1,25 @@
 //! `tengen serve` under faults, driven over a real pseudo-terminal pair made by socat
 //! (`DIR/board` is the daemon's serial port, `DIR/ctl` the board controller's end):
 //! `kill -9` in the middle of a stream of moves never loses an acknowledged one, the
-//! serial session survives an unplugged cable and garbage on the line, and the systemd
-//! watchdog pings stop while the engine loop is stuck in a long search.
+//! serial session survives an unplugged cable and garbage on the line, a long search is
+//! cut short by the systemd watchdog's deadline, and SIGTERM stops the daemon within
+//! seconds during a long search or a flood on the line.
 //!
 //! Without a model the daemon runs the classical engine and starts in well under a
 //! second. Each test prints "skipped: socat not installed" and passes when socat is
 //! missing. Every process is killed by a guard, every read has a timeout, and the
 //! daemon's log is printed when a test fails.
 
-use std::fs::{File, OpenOptions};
-use std::io::{Read, Write};
-use std::os::fd::AsFd;
-use std::os::unix::fs::OpenOptionsExt;
+use std::io::Write;
 use std::os::unix::net::UnixDatagram;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
-use tengen_rules::{BoardSize, Game, Move, Rules};
+mod support;
 
-/// True when socat is on PATH; otherwise says the test is skipped.
-fn have_socat() -> bool {
-    let found = std::env::var_os("PATH")
-        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join("socat").is_file()));
-    if !found {
-        println!("skipped: socat not installed");
-    }
-    found
-}
-
-/// A pty pair relayed by socat, `DIR/board` to `DIR/ctl`; killed when dropped (its
-/// links are then left dangling, as an unplugged cable leaves its device gone).
-struct Socat {
-    child: Child,
-}
-
-impl Socat {
-    fn start(dir: &Path) -> Socat {
-        let (board, ctl) = (dir.join("board"), dir.join("ctl"));
-        for link in [&board, &ctl] {
-            let _ = std::fs::remove_file(link);
-        }
-        let child = Command::new("socat")
-            .arg(format!("pty,raw,echo=0,link={}", board.display()))
-            .arg(format!("pty,raw,echo=0,link={}", ctl.display()))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("cannot start socat");
-        let mut socat = Socat { child };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        // `exists` follows the links: true once both point at live ptys.
-        while !(board.exists() && ctl.exists()) {
-            if let Ok(Some(status)) = socat.child.try_wait() {
-                panic!("socat exited before making its ptys: {status}");
-            }
-            assert!(Instant::now() < deadline, "socat made no ptys in 10 s");
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        socat
-    }
-
-    fn stop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Socat {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
-
-/// A `tengen serve` process, killed (SIGKILL) when dropped; its stderr goes to a log
-/// file that is printed if the test is failing.
-struct Daemon {
-    child: Child,
-    log: PathBuf,
-}
-
-impl Daemon {
-    /// Starts `tengen serve --config CONFIG` with `envs` added to a clean environment
-    /// (no systemd variables inherited). `pid_env` sets `WATCHDOG_PID` to the daemon's
-    /// own pid, as systemd does, by starting it through `sh -c 'exec …'`.
-    fn start(dir: &Path, config: &Path, envs: &[(&str, &str)], pid_env: bool) -> Daemon {
-        let log = dir.join("daemon.log");
-        let stderr = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&log)
-            .expect("cannot open the daemon log");
-        let bin = env!("CARGO_BIN_EXE_tengen");
-        let mut cmd = if pid_env {
-            let mut c = Command::new("sh");
-            c.arg("-c")
-                .arg("WATCHDOG_PID=$$; export WATCHDOG_PID; exec \"$0\" serve --config \"$1\"")
-                .arg(bin)
-                .arg(config);
-            c
-        } else {
-            let mut c = Command::new(bin);
-            c.arg("serve").arg("--config").arg(config);
-            c
-        };
-        cmd.env("RUST_LOG", "info")
-            .env_remove("NOTIFY_SOCKET")
-            .env_remove("WATCHDOG_USEC")
-            .env_remove("WATCHDOG_PID")
-            .env_remove("TENGEN_BOARDS")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(stderr);
-        for (k, v) in envs {
-            cmd.env(k, v);
-        }
-        let child = cmd.spawn().expect("cannot start tengen serve");
-        Daemon { child, log }
-    }
-
-    fn alive(&mut self) -> bool {
-        matches!(self.child.try_wait(), Ok(None))
-    }
-
-    /// `kill -9` and reap.
-    fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        self.kill();
-        if std::thread::panicking() {
-            let log = std::fs::read_to_string(&self.log).unwrap_or_default();
-            // The last 16 KB is plenty: the log of the run that failed is at its end.
-            let mut start = log.len().saturating_sub(16 * 1024);
-            while !log.is_char_boundary(start) {
-                start += 1;
-            }
-            eprintln!(
-                "--- daemon log {} (end) ---\n{}\n--- end of daemon log ---",
-                self.log.display(),
-                &log[start..]
-            );
-        }
-    }
-}
-
-/// The controller's end of the line (`DIR/ctl`).
-struct Port {
-    file: File,
-    pending: Vec<u8>,
-}
-
-impl Port {
-    fn open(path: &Path) -> Port {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .custom_flags(nix::libc::O_NOCTTY)
-            .open(path)
-            .unwrap_or_else(|e| panic!("cannot open {}: {e}", path.display()));
-        Port {
-            file,
-            pending: Vec::new(),
-        }
-    }
-
-    fn send(&mut self, bytes: &[u8]) {
-        self.file
-            .write_all(bytes)
-            .expect("cannot write to the ctl pty");
-    }
-
-    /// The next reply, without the empty line that ends it, or `None` if no whole
-    /// reply came within `timeout` (or the pty failed).
-    fn reply(&mut self, timeout: Duration) -> Option<String> {
-        let deadline = Instant::now() + timeout;
-        loop {
-            if let Some(end) = self.pending.windows(2).position(|w| w == b"\n\n") {
-                let text = String::from_utf8_lossy(&self.pending[..end]).into_owned();
-                self.pending.drain(..end + 2);
-                return Some(text);
-            }
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() || !self.fill(left) {
-                return None;
-            }
-        }
-    }
-
-    /// Sends `command` and waits up to `timeout` for its reply.
-    fn ask(&mut self, command: &str, timeout: Duration) -> Option<String> {
-        self.send(format!("{command}\n").as_bytes());
-        self.reply(timeout)
-    }
-
-    /// Reads whatever arrives within `timeout`; false if the pty failed.
-    fn fill(&mut self, timeout: Duration) -> bool {
-        let millis = u64::try_from(timeout.as_micros().div_ceil(1000)).unwrap_or(u64::MAX);
-        let mut fds = [PollFd::new(self.file.as_fd(), PollFlags::POLLIN)];
-        match poll(
-            &mut fds,
-            PollTimeout::try_from(millis).unwrap_or(PollTimeout::MAX),
-        ) {
-            Ok(0) | Err(nix::errno::Errno::EINTR) => return true,
-            Ok(_) => {}
-            Err(_) => return false,
-        }
-        let revents = fds[0].revents().unwrap_or(PollFlags::empty());
-        if !revents.contains(PollFlags::POLLIN) {
-            // A hang-up without data: the relay is gone.
-            return false;
-        }
-        let mut chunk = [0u8; 65536];
-        match self.file.read(&mut chunk) {
-            Ok(0) | Err(_) => false,
-            Ok(n) => {
-                self.pending.extend_from_slice(&chunk[..n]);
-                true
-            }
-        }
-    }
-}
+use support::serial::{have_socat, random_game, sgf_moves, start_session, Daemon, Port, Socat};
 
 /// Writes the daemon's configuration: serial on `DIR/board`, no MQTT, state in
 /// `DIR/state`, a 19x19 game with no engine side, then `extra` TOML.
@@ -245,59 +35,6 @@ fn write_config(dir: &Path, extra: &str) -> PathBuf {
     );
     std::fs::write(&path, text).expect("cannot write the configuration");
     path
-}
-
-/// A random legal 19x19 game under Chinese rules, without passes, as "B D4" strings:
-/// at most `length` moves, fewer if a player is left with no move but a pass.
-fn random_game(seed: u64, length: usize) -> Vec<String> {
-    let size = BoardSize::square(19).unwrap();
-    let mut game = Game::new(size, Rules::chinese());
-    let mut rng = fastrand::Rng::with_seed(seed);
-    let mut moves = Vec::with_capacity(length);
-    while moves.len() < length && !game.is_over() {
-        let pla = game.to_move();
-        let legal: Vec<Move> = game
-            .legal_moves()
-            .into_iter()
-            .filter(|&m| m != Move::Pass)
-            .collect();
-        let Some(&mv) = (!legal.is_empty()).then(|| &legal[rng.usize(..legal.len())]) else {
-            // Only a pass is left: the game ends here.
-            break;
-        };
-        game.play(mv).expect("a legal move is refused");
-        moves.push(format!("{} {}", pla.letter(), size.gtp(mv)));
-    }
-    moves
-}
-
-/// The moves of a `printsgf` reply, as "B D4" strings.
-fn sgf_moves(reply: &str) -> Vec<String> {
-    let text = reply
-        .strip_prefix('=')
-        .unwrap_or_else(|| panic!("printsgf failed: {reply:?}"));
-    let record = tengen_rules::sgf::load(text.trim())
-        .unwrap_or_else(|e| panic!("printsgf is not a readable SGF ({e}): {text}"));
-    let size = record.game.board().size();
-    record
-        .game
-        .turns()
-        .iter()
-        .map(|t| format!("{} {}", t.player.letter(), size.gtp(t.mv)))
-        .collect()
-}
-
-/// Starts socat and the daemon and waits until it answers `name`.
-fn start_session(dir: &Path, config: &Path) -> (Socat, Daemon, Port) {
-    let socat = Socat::start(dir);
-    let daemon = Daemon::start(dir, config, &[], false);
-    let mut port = Port::open(&dir.join("ctl"));
-    // Bytes written before the daemon opens its end wait in the pty.
-    match port.ask("name", Duration::from_secs(20)) {
-        Some(r) if r == "= Tengen" => {}
-        other => panic!("the daemon does not answer `name`: {other:?}"),
-    }
-    (socat, daemon, port)
 }
 
 #[test]
@@ -514,7 +251,8 @@ fn watchdog_pings_stop_when_the_engine_stalls() {
     // on one thread that is a search of many minutes.
     let config = write_config(
         dir,
-        "[engine]\nmode = \"search\"\nvisits = 10000000\nthreads = 1\n",
+        "[engine]\nmode = \"search\"\nvisits = 10000000\nmax_visits = 10000000\n\
+         max_time = 3600\nthreads = 1\n",
     );
     let notify_path = dir.join("notify");
     let notify = UnixDatagram::bind(&notify_path).unwrap();
@@ -566,33 +304,99 @@ fn watchdog_pings_stop_when_the_engine_stalls() {
     let pings = count(&idle, "WATCHDOG=1");
     assert!(pings >= 3, "{pings} watchdog pings in 2 s idle: {idle:?}");
 
+    // The search would take minutes; the watchdog's deadline ends it at once, so the
+    // loop comes round in time and the pings go on.
     let mut port = Port::open(&dir.join("ctl"));
+    let asked = Instant::now();
     port.send(b"genmove b\n");
-    // A ping may still go out while the heartbeat ages: wait for 300 ms without one.
-    let search_started = Instant::now();
+    let reply = port
+        .reply(Duration::from_secs(10))
+        .expect("a 10^7-visit genmove was not cut short by the watchdog deadline");
+    assert!(reply.starts_with("= "), "{reply:?}");
+    println!("watchdog: genmove cut short after {:?}", asked.elapsed());
+    assert!(daemon.alive(), "the daemon exited during the search");
+    assert!(daemon.log_has("search interrupted"));
+    let after = messages(Instant::now() + Duration::from_secs(1));
+    assert!(
+        count(&after, "WATCHDOG=1") >= 1,
+        "no pings after the search: {after:?}"
+    );
+    daemon.kill();
+}
+
+/// Sends SIGTERM and waits up to `limit` for the daemon to exit; its exit status.
+fn terminate(daemon: &mut Daemon, limit: Duration) -> std::process::ExitStatus {
+    let pid = nix::unistd::Pid::from_raw(daemon.child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let sent = Instant::now();
     loop {
-        let quiet = messages(Instant::now() + Duration::from_millis(300));
-        if count(&quiet, "WATCHDOG=1") == 0 {
-            break;
+        if let Some(status) = daemon.child.try_wait().unwrap() {
+            println!("SIGTERM: exited after {:?}", sent.elapsed());
+            return status;
         }
         assert!(
-            search_started.elapsed() < Duration::from_secs(5),
-            "the watchdog pings go on 5 s after `genmove b`"
+            sent.elapsed() < limit,
+            "still running {limit:?} after SIGTERM"
         );
+        std::thread::sleep(Duration::from_millis(10));
     }
-    let stalled = messages(Instant::now() + Duration::from_secs(2));
-    assert!(daemon.alive(), "the daemon exited during the search");
-    assert_eq!(
-        count(&stalled, "WATCHDOG=1"),
-        0,
-        "watchdog pings while the engine loop is stuck in genmove: {stalled:?}"
+}
+
+#[test]
+fn sigterm_stops_a_long_search_and_a_serial_flood_in_time() {
+    if !have_socat() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let config = write_config(
+        dir,
+        "[engine]\nmode = \"search\"\nvisits = 10000000\nmax_visits = 10000000\n\
+         max_time = 3600\nthreads = 1\n",
     );
+
+    // A search of minutes.
+    let (_socat, mut daemon, mut port) = start_session(dir, &config);
+    let played = port.ask("play B D4", Duration::from_secs(10));
+    assert!(
+        played.as_deref().is_some_and(|r| r.starts_with('=')),
+        "{played:?}"
+    );
+    port.send(b"genmove w\n");
+    std::thread::sleep(Duration::from_millis(500));
     assert!(
         port.reply(Duration::from_millis(10)).is_none(),
-        "genmove answered already: the search was not long enough to test anything"
+        "genmove ended by itself"
     );
-    assert!(daemon.log_has("withholding the watchdog ping"));
-    daemon.kill();
+    let status = terminate(&mut daemon, Duration::from_secs(5));
+    assert!(status.success(), "{status}");
+    drop((port, daemon, _socat));
+
+    // A flood of commands on the serial line, the queue full behind a search.
+    let (mut socat, mut daemon, mut port) = start_session(dir, &config);
+    let moves = sgf_moves(&port.ask("printsgf", Duration::from_secs(10)).unwrap());
+    assert_eq!(moves.first().map(String::as_str), Some("B D4"), "{moves:?}");
+    let stop = Arc::new(AtomicBool::new(false));
+    let writer = {
+        let mut file = port.file.try_clone().unwrap();
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let _ = file.write_all(b"genmove b\n");
+            while !stop.load(Ordering::SeqCst) && file.write_all(b"showboard\n").is_ok() {}
+        })
+    };
+    std::thread::sleep(Duration::from_millis(500));
+    let status = terminate(&mut daemon, Duration::from_secs(5));
+    assert!(status.success(), "{status}");
+    stop.store(true, Ordering::SeqCst);
+    socat.stop();
+    writer.join().unwrap();
+    drop((port, daemon, socat));
+
+    // The journal is intact: the game comes back.
+    let (_socat, _daemon, mut port) = start_session(dir, &config);
+    let again = sgf_moves(&port.ask("printsgf", Duration::from_secs(10)).unwrap());
+    assert_eq!(again.first().map(String::as_str), Some("B D4"), "{again:?}");
 }
 
 impl Daemon {

@@ -228,6 +228,19 @@ fn bad_payloads_get_alerts_and_the_daemon_goes_on() {
     let (_, r) = obs.wait(from, "gtp/reply", |r| r["id"] == "q2");
     assert_eq!(r["ok"], false, "an occupied point is refused");
     obs.wait(from, "state", |s| moves(s) == ["B E5"]);
+    // Search limits and searches are not for any publisher: refused by default.
+    for (id, line) in [
+        ("q3", "kata-set-param maxVisits 1000000000000"),
+        ("q4", "genmove w"),
+    ] {
+        obs.publish(
+            "command",
+            format!(r#"{{"cmd":"gtp","line":"{line}","id":"{id}"}}"#),
+        );
+        let (_, r) = obs.wait(from, "gtp/reply", |r| r["id"] == id);
+        assert_eq!(r["ok"], false, "{line} over MQTT: {r}");
+        assert!(r["text"].as_str().unwrap().contains("not allowed"), "{r}");
+    }
     assert!(daemon.alive());
 }
 

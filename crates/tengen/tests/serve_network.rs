@@ -57,6 +57,9 @@ fn plays(obs: &Observer, id: &str) {
     assert!(reply["text"].as_str().unwrap().len() >= 2, "{reply}");
 }
 
+/// The GTP pass-through may run `genmove` (by default it may not).
+const ALL_GTP: &str = "gtp_commands = [\"*\"]\n";
+
 #[test]
 fn gpu_chain_falls_back_to_tract_and_the_graph_cache_survives_restarts() {
     let Some(model) = shared_model() else { return };
@@ -67,7 +70,7 @@ fn gpu_chain_falls_back_to_tract_and_the_graph_cache_survives_restarts() {
     let obs = Observer::connect(broker.port, "obs");
 
     // First start: no GPU here, so the chain ends on tract, and the status says why.
-    let daemon = Daemon::start(dir.path(), broker.port, &cfg);
+    let daemon = Daemon::start_with(dir.path(), broker.port, ALL_GTP, &cfg);
     let (_, status) = obs.wait(0, "status", |s| s["network"].is_object());
     let net = &status["network"];
     assert_eq!(net["backend"], "tract", "{status}");
@@ -104,7 +107,7 @@ fn gpu_chain_falls_back_to_tract_and_the_graph_cache_survives_restarts() {
 
     // Second start: the graphs come from the cache, untouched.
     let from = obs.count();
-    let daemon = Daemon::start(dir.path(), broker.port, &cfg);
+    let daemon = Daemon::start_with(dir.path(), broker.port, ALL_GTP, &cfg);
     obs.wait(from, "status", |s| s["network"]["backend"] == "tract");
     plays(&obs, "b");
     let log = stop(daemon);
@@ -119,7 +122,7 @@ fn gpu_chain_falls_back_to_tract_and_the_graph_cache_survives_restarts() {
         std::fs::write(f, b"not an onnx graph").unwrap();
     }
     let from = obs.count();
-    let daemon = Daemon::start(dir.path(), broker.port, &cfg);
+    let daemon = Daemon::start_with(dir.path(), broker.port, ALL_GTP, &cfg);
     obs.wait(from, "status", |s| s["network"]["backend"] == "tract");
     plays(&obs, "c");
     let log = stop(daemon);

@@ -1,4 +1,5 @@
 //! Helpers shared by the integration tests and benchmarks.
 
 pub mod mqtt;
+pub mod serial;
 pub mod shared;
