@@ -3,7 +3,7 @@
 //! what the appliance says, under `<prefix>/` (`tengen/<device-id>` by default).
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{SyncSender, TrySendError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -234,6 +234,7 @@ pub fn topic(prefix: &str, suffix: &str) -> String {
 }
 
 /// One client, either version.
+#[derive(Clone)]
 enum Client {
     V4(rumqttc::AsyncClient),
     V5(v5::AsyncClient),
@@ -250,6 +251,8 @@ enum Polled {
     Publish(String, Vec<u8>),
     /// A payload over [`MAX_PAYLOAD`]: only its size is kept.
     TooLarge(String, usize),
+    /// Our own disconnect went out: the next error ends the loop.
+    Disconnect,
     Other,
 }
 
@@ -344,6 +347,20 @@ impl Client {
         }
     }
 
+    /// Publishes, waiting for room in the client's queue (back-pressure, not a drop).
+    async fn publish(&self, topic: String, retain: bool, payload: Vec<u8>) -> Result<(), String> {
+        match self {
+            Client::V4(c) => c
+                .publish(topic, QoS::AtLeastOnce, retain, payload)
+                .await
+                .map_err(|e| e.to_string()),
+            Client::V5(c) => c
+                .publish(topic, v5::mqttbytes::QoS::AtLeastOnce, retain, payload)
+                .await
+                .map_err(|e| e.to_string()),
+        }
+    }
+
     fn try_subscribe(&self, topic: String) -> Result<(), String> {
         match self {
             Client::V4(c) => c
@@ -371,6 +388,9 @@ impl Loop {
                 Ok(rumqttc::Event::Incoming(rumqttc::Packet::Publish(p))) => {
                     Ok(Polled::publish(p.topic, &p.payload))
                 }
+                Ok(rumqttc::Event::Outgoing(rumqttc::Outgoing::Disconnect)) => {
+                    Ok(Polled::Disconnect)
+                }
                 Ok(_) => Ok(Polled::Other),
                 Err(e) => Err(e.to_string()),
             },
@@ -380,6 +400,7 @@ impl Loop {
                     String::from_utf8_lossy(&p.topic).into_owned(),
                     &p.payload,
                 )),
+                Ok(v5::Event::Outgoing(rumqttc::Outgoing::Disconnect)) => Ok(Polled::Disconnect),
                 Ok(_) => Ok(Polled::Other),
                 Err(e) => Err(e.to_string()),
             },
@@ -387,94 +408,147 @@ impl Loop {
     }
 }
 
+/// How long an outgoing message may wait for room while connected before it is dropped.
+const PUBLISH_WAIT: Duration = Duration::from_secs(5);
+
 /// Runs the link until `outbound` closes (the engine loop ended): then publishes
 /// `offline` and disconnects. `online` is the retained status published on each connection.
+///
+/// The event loop runs in a task of its own, so that publishing can wait for room in the
+/// client's queue (which only the event loop empties) without ever stalling it: replies
+/// are slowed down by a slow broker, not dropped. While disconnected nothing waits.
 pub async fn run(
     config: MqttConfig,
     online: String,
     inbound: SyncSender<Inbound>,
     mut outbound: Receiver<Out>,
 ) -> Result<(), MqttError> {
-    let (client, mut ev) = Client::new(&config)?;
-    let prefix = config.prefix.clone();
-    let snapshot_topic = topic(&prefix, "board/snapshot");
-    let command_topic = topic(&prefix, "command");
-    let mut backoff = Duration::from_millis(250);
-    let mut connected = false;
-    // The last connection failure logged: a new reason is a warning, a repeat is not.
-    let mut last_failure = String::new();
-    let mut queue = Queue {
-        tx: inbound,
-        queued: Arc::new(AtomicUsize::new(0)),
-        snapshot_alerted: None,
+    let (client, ev) = Client::new(&config)?;
+    let connected = Arc::new(AtomicBool::new(false));
+    let link = Link {
+        config: config.clone(),
+        online,
+        client: client.clone(),
+        connected: connected.clone(),
+        queue: Queue {
+            tx: inbound,
+            queued: Arc::new(AtomicUsize::new(0)),
+            snapshot_alerted: None,
+        },
     };
-    loop {
-        tokio::select! {
-            polled = ev.poll() => match polled {
+    let events = tokio::spawn(link.run(ev));
+    let prefix = &config.prefix;
+    while let Some(o) = outbound.recv().await {
+        let (t, payload) = (topic(prefix, o.topic), o.payload.into_bytes());
+        let sent = if connected.load(Ordering::SeqCst) {
+            match tokio::time::timeout(PUBLISH_WAIT, client.publish(t, o.retain, payload)).await {
+                Ok(r) => r,
+                Err(_) => Err("the broker is not keeping up".into()),
+            }
+        } else {
+            client.try_publish(t, o.retain, payload)
+        };
+        if let Err(e) = sent {
+            log::warn!("mqtt: {} message dropped: {e}", o.topic);
+        }
+    }
+    // Orderly stop: say so (the will covers crashes), give the loop a moment to send it.
+    let _ = client.try_publish(topic(prefix, "availability"), true, b"offline".to_vec());
+    client.try_disconnect();
+    let _ = tokio::time::timeout(Duration::from_secs(2), events).await;
+    Ok(())
+}
+
+/// The event loop's side of the link: connection, subscriptions and inbound messages.
+struct Link {
+    config: MqttConfig,
+    online: String,
+    client: Client,
+    connected: Arc<AtomicBool>,
+    queue: Queue,
+}
+
+impl Link {
+    /// Polls until the client disconnects (or the task is dropped).
+    async fn run(mut self, mut ev: Loop) {
+        let c = self.config.clone();
+        let prefix = c.prefix.clone();
+        let snapshot_topic = topic(&prefix, "board/snapshot");
+        let command_topic = topic(&prefix, "command");
+        let mut backoff = Duration::from_millis(250);
+        // The last connection failure logged: a new reason is a warning, a repeat is not.
+        let mut last_failure = String::new();
+        let mut disconnecting = false;
+        loop {
+            match ev.poll().await {
                 Ok(Polled::ConnAck) => {
-                    log::info!("mqtt: connected to {}:{}", config.host, config.port);
-                    connected = true;
+                    log::info!("mqtt: connected to {}:{}", c.host, c.port);
+                    self.connected.store(true, Ordering::SeqCst);
                     last_failure.clear();
                     backoff = Duration::from_millis(250);
-                    for t in [&snapshot_topic, &command_topic] {
-                        if let Err(e) = client.try_subscribe(t.clone()) {
-                            log::error!("mqtt: cannot subscribe to {t}: {e}");
-                        }
-                    }
-                    let _ = client.try_publish(topic(&prefix, "availability"), true, b"online".to_vec());
-                    let _ = client.try_publish(topic(&prefix, "status"), true, online.clone().into_bytes());
-                    if let Some(ha) = &config.home_assistant {
-                        for (t, p) in crate::home_assistant::discovery(ha, &prefix, &config.device_id) {
-                            let _ = client.try_publish(t, true, p.into_bytes());
-                        }
-                    }
-                    if let Err(TrySendError::Full(_)) = queue.tx.try_send(Inbound::Connected) {
-                        log::warn!("engine loop busy: the state is republished on its next change");
-                    }
+                    self.on_connect(&prefix, &snapshot_topic, &command_topic);
                 }
                 Ok(Polled::Publish(t, payload)) => {
                     if t == snapshot_topic || t == command_topic {
-                        queue.hand_over(&client, &prefix, t == command_topic, payload);
+                        let command = t == command_topic;
+                        self.queue
+                            .hand_over(&self.client, &prefix, command, payload);
                     }
                 }
                 Ok(Polled::TooLarge(t, n)) => {
                     if t == snapshot_topic || t == command_topic {
-                        queue.refuse_too_large(&client, &prefix, t == command_topic, n);
+                        let command = t == command_topic;
+                        self.queue
+                            .refuse_too_large(&self.client, &prefix, command, n);
                     }
                 }
+                Ok(Polled::Disconnect) => disconnecting = true,
                 Ok(Polled::Other) => {}
                 Err(e) => {
-                    if connected {
+                    if disconnecting {
+                        return;
+                    }
+                    if self.connected.swap(false, Ordering::SeqCst) {
                         log::warn!("mqtt: connection lost: {e}; reconnecting");
-                        connected = false;
                     } else if e != last_failure {
                         // Refused, not authorised, a TLS failure: the maker must see why.
                         log::warn!(
                             "mqtt: cannot connect to {}:{}: {e}; retrying",
-                            config.host, config.port
+                            c.host,
+                            c.port
                         );
                     } else {
                         log::debug!("mqtt: still not connected: {e}");
                     }
                     last_failure = e;
                     tokio::time::sleep(backoff).await;
-                    backoff = (backoff * 2).min(config.max_backoff);
+                    backoff = (backoff * 2).min(c.max_backoff);
                 }
-            },
-            out = outbound.recv() => match out {
-                Some(o) => {
-                    if let Err(e) = client.try_publish(topic(&prefix, o.topic), o.retain, o.payload.into_bytes()) {
-                        log::warn!("mqtt: {} message dropped: {e}", o.topic);
-                    }
-                }
-                None => break,
-            },
+            }
         }
     }
-    // Orderly stop: say so (the will covers crashes), give the loop a moment to send it.
-    let _ = client.try_publish(topic(&prefix, "availability"), true, b"offline".to_vec());
-    client.try_disconnect();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
-    while let Ok(Ok(_)) = tokio::time::timeout_at(deadline, ev.poll()).await {}
-    Ok(())
+
+    /// Subscribes and announces the device after each connection.
+    fn on_connect(&mut self, prefix: &str, snapshot_topic: &str, command_topic: &str) {
+        let client = &self.client;
+        for t in [snapshot_topic, command_topic] {
+            if let Err(e) = client.try_subscribe(t.to_string()) {
+                log::error!("mqtt: cannot subscribe to {t}: {e}");
+            }
+        }
+        let _ = client.try_publish(topic(prefix, "availability"), true, b"online".to_vec());
+        let _ = client.try_publish(
+            topic(prefix, "status"),
+            true,
+            self.online.clone().into_bytes(),
+        );
+        if let Some(ha) = &self.config.home_assistant {
+            for (t, p) in crate::home_assistant::discovery(ha, prefix, &self.config.device_id) {
+                let _ = client.try_publish(t, true, p.into_bytes());
+            }
+        }
+        if let Err(TrySendError::Full(_)) = self.queue.tx.try_send(Inbound::Connected) {
+            log::warn!("engine loop busy: the state is republished on its next change");
+        }
+    }
 }

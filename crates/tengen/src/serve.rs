@@ -226,11 +226,26 @@ fn engine_loop(
     flush(app, out);
 }
 
+/// Hands the appliance's messages to the MQTT link. A slow broker slows the engine loop
+/// down (a reply must not be dropped for want of room) up to a few seconds a message;
+/// while disconnected the link takes messages at once, so nothing waits then.
 fn flush(app: &mut Appliance, out: Option<&tokio::sync::mpsc::Sender<Out>>) {
-    for o in app.take_outbox() {
-        if let Some(tx) = out {
-            if let Err(e) = tx.try_send(o) {
-                log::warn!("mqtt queue full: message dropped ({e})");
+    use tokio::sync::mpsc::error::TrySendError as Full;
+    const WAIT: Duration = Duration::from_secs(5);
+    for mut o in app.take_outbox() {
+        let Some(tx) = out else { continue };
+        let deadline = Instant::now() + WAIT;
+        loop {
+            match tx.try_send(o) {
+                Ok(()) | Err(Full::Closed(_)) => break,
+                Err(Full::Full(back)) if Instant::now() < deadline => {
+                    o = back;
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                Err(Full::Full(back)) => {
+                    log::warn!("mqtt link stalled: {} message dropped", back.topic);
+                    break;
+                }
             }
         }
     }

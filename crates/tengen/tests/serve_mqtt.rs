@@ -387,3 +387,63 @@ fn connects_over_tls_with_a_password() {
     assert_eq!(s["size"][0], 9);
     obs.wait(0, "availability", |v| v == "online");
 }
+
+#[test]
+fn a_flood_of_commands_is_answered_or_alerted_one_by_one() {
+    let Some((dir, broker)) = setup("a_flood_of_commands") else {
+        return;
+    };
+    let obs = Observer::connect(broker.port, "obs");
+    let _daemon = Daemon::start_with(
+        dir.path(),
+        broker.port,
+        "gtp_commands = [\"*\"]\n",
+        "[game]\nsize = 19\nengine = \"none\"\n\
+         [engine]\nmode = \"search\"\nvisits = 10000000\nmax_visits = 10000000\nmax_time = 2\n",
+    );
+    obs.wait(0, "status", |s| s["pid"].is_number());
+    // A two-second search keeps the engine loop busy while the flood arrives.
+    let from = obs.count();
+    obs.publish("command", r#"{"cmd":"gtp","line":"genmove b","id":"g"}"#);
+    const N: usize = 5000;
+    for i in 0..N {
+        obs.publish(
+            "command",
+            format!(r#"{{"cmd":"gtp","line":"name","id":"{i}"}}"#),
+        );
+    }
+    let outcomes = || {
+        let replies: Vec<Value> = obs
+            .all(from, "gtp/reply")
+            .into_iter()
+            .filter(|r| r["id"] != "g")
+            .collect();
+        let dropped = obs.all(from, "alert");
+        let ids: Vec<String> = replies
+            .iter()
+            .chain(dropped.iter().filter(|a| a["kind"] == "dropped"))
+            .filter_map(|m| m["id"].as_str().map(str::to_string))
+            .collect();
+        (replies.len(), ids)
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let (replies, mut ids) = loop {
+        let (replies, ids) = outcomes();
+        if ids.len() >= N || std::time::Instant::now() > deadline {
+            break (replies, ids);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    ids.sort();
+    ids.dedup();
+    assert_eq!(
+        ids.len(),
+        N,
+        "{} of {N} commands answered or alerted",
+        ids.len()
+    );
+    println!(
+        "flood: {N} commands, {replies} answered, {} dropped with an alert",
+        N - replies
+    );
+}
