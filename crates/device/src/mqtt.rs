@@ -384,7 +384,25 @@ impl Loop {
     async fn poll(&mut self) -> Result<Polled, String> {
         match self {
             Loop::V4(ev) => match ev.poll().await {
-                Ok(rumqttc::Event::Incoming(rumqttc::Packet::ConnAck(_))) => Ok(Polled::ConnAck),
+                Ok(rumqttc::Event::Incoming(rumqttc::Packet::ConnAck(_))) => {
+                    // Persistent again after a clean start that discarded a poisoned queue.
+                    ev.mqtt_options.set_clean_session(false);
+                    Ok(Polled::ConnAck)
+                }
+                Err(rumqttc::ConnectionError::MqttState(rumqttc::StateError::Deserialization(
+                    rumqttc::Error::PayloadSizeLimitExceeded(n),
+                ))) => {
+                    // MQTT 3.1.1 cannot tell the broker our size limit, and it redelivers
+                    // a QoS 1 message until it is acknowledged: one oversized message would
+                    // cut the link for good. A clean session discards it (and whatever else
+                    // was queued for us), so that the device stays reachable.
+                    ev.mqtt_options.set_clean_session(true);
+                    Err(format!(
+                        "a message of {n} bytes, over the {MAX_INCOMING_PACKET}-byte limit, \
+                         was sent to us; reconnecting with a clean session to discard it \
+                         (messages queued for us meanwhile are lost)"
+                    ))
+                }
                 Ok(rumqttc::Event::Incoming(rumqttc::Packet::Publish(p))) => {
                     Ok(Polled::publish(p.topic, &p.payload))
                 }

@@ -447,3 +447,28 @@ fn a_flood_of_commands_is_answered_or_alerted_one_by_one() {
         N - replies
     );
 }
+
+#[test]
+fn an_oversized_message_does_not_cut_the_link_for_good() {
+    let Some((dir, broker)) = setup("an_oversized_message") else {
+        return;
+    };
+    let obs = Observer::connect(broker.port, "obs");
+    let _daemon = Daemon::start(dir.path(), broker.port, "[game]\nengine = \"none\"\n");
+    obs.wait(0, "status", |s| s["pid"].is_number());
+    // Over the daemon's 4 MiB packet limit: MQTT 3.1.1 cannot tell the broker so, and the
+    // broker redelivers it on every reconnection until the daemon drops its session.
+    let mut o = rumqttc::MqttOptions::new("big-publisher", "127.0.0.1", broker.port);
+    o.set_max_packet_size(16 << 20, 16 << 20);
+    let (client, mut conn) = rumqttc::Client::new(o, 10);
+    let topic = format!("{}/board/snapshot", support::mqtt::PREFIX);
+    client
+        .publish(topic, rumqttc::QoS::AtLeastOnce, false, vec![b'.'; 5 << 20])
+        .unwrap();
+    std::thread::spawn(move || for _ in conn.iter() {});
+    std::thread::sleep(Duration::from_secs(2));
+    let from = obs.count();
+    obs.publish("command", r#"{"cmd":"gtp","line":"name","id":"after"}"#);
+    let (_, r) = obs.wait(from, "gtp/reply", |r| r["id"] == "after");
+    assert_eq!(r["text"], "Tengen");
+}
