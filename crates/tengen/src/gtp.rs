@@ -118,10 +118,11 @@ impl Default for ClassicArgs {
     }
 }
 
-/// Reads one line of at most [`MAX_LINE_BYTES`], consuming the rest of an over-long line
+/// Reads one line of at most `max` bytes, consuming the rest of an over-long line
 /// without storing it. `None` at end of input; invalid UTF-8 is replaced, not refused.
 pub(crate) fn read_bounded(
     input: &mut impl BufRead,
+    max: usize,
 ) -> std::io::Result<Option<Result<String, LineError>>> {
     let mut buf = Vec::new();
     let mut too_long = false;
@@ -138,7 +139,7 @@ pub(crate) fn read_bounded(
             None => (chunk.len(), false),
         };
         if !too_long {
-            if buf.len() + take > MAX_LINE_BYTES + 2 {
+            if buf.len() + take > max + 2 {
                 too_long = true;
                 buf.clear();
             } else {
@@ -311,7 +312,7 @@ fn serve_session(
         .name("gtp-input".into())
         .spawn(move || {
             let mut input = BufReader::new(input);
-            while let Ok(Some(line)) = read_bounded(&mut input) {
+            while let Ok(Some(line)) = read_bounded(&mut input, MAX_LINE_BYTES) {
                 if tx.send(line).is_err() {
                     break;
                 }
