@@ -7,7 +7,10 @@ use anyhow::{Context, Result};
 use clap::Args;
 use serde_json::json;
 use tengen_nn::eval::EvaluatorConfig;
-use tengen_protocol::analysis::{parse, AnalysisEngine, Defaults, Perspective, Request};
+use tengen_protocol::analysis::{
+    parse, AnalysisEngine, Defaults, Perspective, Request, DEFAULT_QUEUE_BYTES,
+    MAX_QUERY_LINE_BYTES,
+};
 use tengen_search::SearchParams;
 
 use crate::bench::OrtArgs;
@@ -46,6 +49,11 @@ pub struct AnalysisArgs {
     /// At end of input, drop queued and running queries instead of finishing them.
     #[arg(long)]
     quit_without_waiting: bool,
+    /// Megabytes that queued and running queries may hold; a query past it is answered
+    /// `queue full` (one of 10,000 moves with every turn analysed holds about 10).
+    #[arg(long, default_value_t = (DEFAULT_QUEUE_BYTES >> 20) as u64,
+          value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
+    max_queue_mb: u64,
     #[command(flatten)]
     ort: OrtArgs,
 }
@@ -190,15 +198,16 @@ pub fn run(mut a: AnalysisArgs) -> Result<()> {
         a.analysis_threads,
         perspective,
         Box::new(std::io::stdout()),
+        usize::try_from(a.max_queue_mb << 20).unwrap_or(usize::MAX),
     );
     let mut input = BufReader::new(std::io::stdin());
-    while let Some(line) = read_bounded(&mut input)? {
-        let line = match line {
-            Ok(l) => l,
-            Err(e) => {
-                engine.emit(&json!({"error": e.to_string()}));
-                continue;
-            }
+    while let Some(line) = read_bounded(&mut input, MAX_QUERY_LINE_BYTES)? {
+        let Ok(line) = line else {
+            // Only an over-long line is refused; it was skipped without being stored.
+            engine.emit(&json!({
+                "error": format!("line too long (more than {MAX_QUERY_LINE_BYTES} bytes)")
+            }));
+            continue;
         };
         if line.trim().is_empty() {
             continue;
@@ -210,7 +219,10 @@ pub fn run(mut a: AnalysisArgs) -> Result<()> {
                 for w in &warnings {
                     engine.emit(w);
                 }
-                engine.submit(tasks);
+                let id = tasks.first().map(|t| t.query.id.clone());
+                if let Err(e) = engine.submit(tasks) {
+                    engine.emit(&json!({"error": e.to_string(), "id": id}));
+                }
             }
         }
     }

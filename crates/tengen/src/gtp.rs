@@ -1,10 +1,11 @@
 //! `tengen gtp`: the GTP engine on standard input and output.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener};
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
-use std::sync::{mpsc, Arc};
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -12,7 +13,7 @@ use tengen_classic::Classic;
 use tengen_nn::eval::{Evaluator as NnEvaluator, EvaluatorConfig};
 use tengen_protocol::gtp::engine::EvaluatorSource;
 use tengen_protocol::gtp::{
-    analyze_command, parse_line, Engine, EngineConfig, LineError, Reply, MAX_LINE_BYTES,
+    analyze_command, parse_line, Engine, EngineConfig, LineError, Reply, SgfAccess, MAX_LINE_BYTES,
 };
 use tengen_rules::playout::PlayoutPolicy;
 use tengen_rules::{BoardSize, Rules};
@@ -65,6 +66,18 @@ pub struct GtpArgs {
     /// Serve GTP over TCP instead of standard input/output: a port (loopback) or an address.
     #[arg(long)]
     listen: Option<String>,
+    /// With `--listen`: close a client's connection after this many seconds in which it
+    /// sent nothing and was sent nothing while no command ran (0: never).
+    #[arg(long, value_name = "SECS", default_value_t = 600)]
+    idle_timeout: u64,
+    /// With `--listen`: keep the game, rules, clocks and parameters from one client to the
+    /// next instead of starting each client afresh.
+    #[arg(long)]
+    listen_shared: bool,
+    /// The only directory `loadsgf` may read from (symbolic links out of it refused).
+    /// Without it, `loadsgf` reads any file over standard input and none over `--listen`.
+    #[arg(long, value_name = "DIR")]
+    sgf_dir: Option<PathBuf>,
     #[command(flatten)]
     ort: OrtArgs,
 }
@@ -118,10 +131,11 @@ impl Default for ClassicArgs {
     }
 }
 
-/// Reads one line of at most [`MAX_LINE_BYTES`], consuming the rest of an over-long line
+/// Reads one line of at most `max` bytes, consuming the rest of an over-long line
 /// without storing it. `None` at end of input; invalid UTF-8 is replaced, not refused.
 pub(crate) fn read_bounded(
     input: &mut impl BufRead,
+    max: usize,
 ) -> std::io::Result<Option<Result<String, LineError>>> {
     let mut buf = Vec::new();
     let mut too_long = false;
@@ -138,7 +152,7 @@ pub(crate) fn read_bounded(
             None => (chunk.len(), false),
         };
         if !too_long {
-            if buf.len() + take > MAX_LINE_BYTES + 2 {
+            if buf.len() + take > max + 2 {
                 too_long = true;
                 buf.clear();
             } else {
@@ -222,6 +236,19 @@ pub fn run(a: GtpArgs) -> Result<()> {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos() as u64)
     });
+    let sgf_access = match (&a.sgf_dir, &a.listen) {
+        (Some(dir), _) => {
+            let dir = dir
+                .canonicalize()
+                .with_context(|| format!("--sgf-dir {}", dir.display()))?;
+            if !dir.is_dir() {
+                bail!("--sgf-dir {} is not a directory", dir.display());
+            }
+            SgfAccess::Within(dir)
+        }
+        (None, Some(_)) => SgfAccess::Refused,
+        (None, None) => SgfAccess::Any,
+    };
     let classic_genmove = match a.engine.as_deref() {
         Some("classic") => true,
         Some(_) => false,
@@ -239,6 +266,7 @@ pub fn run(a: GtpArgs) -> Result<()> {
         classic: Some(Arc::new(Classic::new(a.classic.level, seed))),
         classic_genmove,
         classic_status: a.model.is_none(),
+        sgf_access,
         ..EngineConfig::default()
     };
     let mut engine = Engine::new(source, config).map_err(anyhow::Error::msg)?;
@@ -251,9 +279,13 @@ pub fn run(a: GtpArgs) -> Result<()> {
             .map_err(|e| anyhow::anyhow!("--param {p}: {e}"))?;
     }
     let Some(listen) = &a.listen else {
-        serve_session(&mut engine, std::io::stdin(), &mut std::io::stdout().lock())?;
+        let mut out = std::io::stdout().lock();
+        serve_session(&mut engine, std::io::stdin(), &mut out, &Activity::new())?;
         return Ok(());
     };
+    // Each client starts from what the command line set up, not from the last client's game.
+    let startup = engine.config().clone();
+    let idle = (a.idle_timeout > 0).then(|| Duration::from_secs(a.idle_timeout));
     let addr = listen_address(listen)?;
     if !addr.ip().is_loopback() {
         log::warn!("GTP on {addr} is reachable from other machines; GTP has no authentication");
@@ -275,15 +307,39 @@ pub fn run(a: GtpArgs) -> Result<()> {
             .map(|p| p.to_string())
             .unwrap_or_default();
         log::info!("GTP client {peer} connected");
+        let activity = Arc::new(Activity::new());
         let result = stream
             .try_clone()
             .map_err(anyhow::Error::from)
-            .and_then(|reader| serve_session(&mut engine, reader, &mut stream));
+            .and_then(|reader| {
+                let mut out = Touching {
+                    inner: &mut stream,
+                    activity: &activity,
+                };
+                match idle {
+                    Some(idle) => {
+                        // A client that stops reading is idle too: a blocked write gives up
+                        // (the clone shares the socket, and so its options).
+                        reader.set_write_timeout(Some(idle))?;
+                        let reader = IdleReader {
+                            inner: reader,
+                            activity: activity.clone(),
+                            idle,
+                        };
+                        serve_session(&mut engine, reader, &mut out, &activity)
+                    }
+                    None => serve_session(&mut engine, reader, &mut out, &activity),
+                }
+            });
         if let Err(e) = result {
             log::warn!("GTP client {peer}: {e:#}");
         }
         let _ = stream.shutdown(std::net::Shutdown::Both);
-        engine.resume();
+        if a.listen_shared {
+            engine.resume();
+        } else if let Err(e) = engine.reset(startup.clone()) {
+            bail!("cannot start a new game for the next client: {e}");
+        }
         log::info!("GTP client {peer} left");
     }
     Ok(())
@@ -298,20 +354,108 @@ fn listen_address(text: &str) -> Result<SocketAddr> {
         .with_context(|| format!("--listen {text:?} is neither a port nor an address"))
 }
 
+/// When a client last sent or was sent anything, and whether a command of its is running:
+/// what an idle timeout is measured from.
+struct Activity {
+    last: Mutex<Instant>,
+    busy: AtomicBool,
+}
+
+impl Activity {
+    fn new() -> Activity {
+        Activity {
+            last: Mutex::new(Instant::now()),
+            busy: AtomicBool::new(false),
+        }
+    }
+
+    fn touch(&self) {
+        *self.last.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+    }
+
+    /// Marks a command running (no timeout while it runs) or done.
+    fn set_busy(&self, busy: bool) {
+        self.busy.store(busy, Ordering::SeqCst);
+        self.touch();
+    }
+
+    /// How much longer the client may stay silent; zero once it has been idle too long.
+    fn remaining(&self, idle: Duration) -> Duration {
+        if self.busy.load(Ordering::SeqCst) {
+            return idle;
+        }
+        let last = *self.last.lock().unwrap_or_else(|e| e.into_inner());
+        idle.saturating_sub(last.elapsed())
+    }
+}
+
+/// A connection's reading half that fails with `TimedOut` once the client has been idle
+/// for `idle`, which ends its session.
+struct IdleReader {
+    inner: TcpStream,
+    activity: Arc<Activity>,
+    idle: Duration,
+}
+
+impl Read for IdleReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            let wait = self.activity.remaining(self.idle);
+            if wait.is_zero() {
+                log::info!("GTP client idle for {} s: closing", self.idle.as_secs());
+                return Err(std::io::ErrorKind::TimedOut.into());
+            }
+            self.inner.set_read_timeout(Some(wait))?;
+            match self.inner.read(buf) {
+                Ok(n) => {
+                    self.activity.touch();
+                    return Ok(n);
+                }
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock
+                            | std::io::ErrorKind::TimedOut
+                            | std::io::ErrorKind::Interrupted
+                    ) => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+/// A writer that counts what it sends as the client's activity.
+struct Touching<'a, W> {
+    inner: W,
+    activity: &'a Activity,
+}
+
+impl<W: Write> Write for Touching<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.activity.touch();
+        self.inner.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
 /// Serves one GTP conversation: lines from `input`, read on their own thread so that a
 /// running analysis sees the next command arrive and stops, as clients expect; replies
-/// to `out`. Ends at `quit` or when the input ends.
+/// to `out`. Ends at `quit` or when the input ends. `activity` is told while a command runs.
 fn serve_session(
     engine: &mut Engine,
     input: impl Read + Send + 'static,
     out: &mut impl Write,
+    activity: &Activity,
 ) -> Result<()> {
     let (tx, rx) = mpsc::sync_channel::<Result<String, LineError>>(16);
     std::thread::Builder::new()
         .name("gtp-input".into())
         .spawn(move || {
             let mut input = BufReader::new(input);
-            while let Ok(Some(line)) = read_bounded(&mut input) {
+            while let Ok(Some(line)) = read_bounded(&mut input, MAX_LINE_BYTES) {
                 if tx.send(line).is_err() {
                     break;
                 }
@@ -338,11 +482,18 @@ fn serve_session(
                 continue;
             }
         };
-        if analyze_command(&cmd.name).is_some() {
+        if let Some((_, genmove)) = analyze_command(&cmd.name) {
+            // A genmove form runs until its move is chosen, like genmove; a plain analysis
+            // runs until the client speaks, and only its reports keep the client active.
+            activity.set_busy(genmove);
             pending = analyze(engine, &cmd, &rx, out)?;
+            activity.set_busy(false);
             continue;
         }
-        write_reply(out, &engine.handle(&cmd), cmd.id)?;
+        activity.set_busy(true);
+        let reply = engine.handle(&cmd);
+        activity.set_busy(false);
+        write_reply(out, &reply, cmd.id)?;
         if engine.quit_requested() {
             break;
         }

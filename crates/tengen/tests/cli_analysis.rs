@@ -236,3 +236,77 @@ fn a_turn_after_both_passed_is_analysed_as_if_play_went_on() {
         out[0]
     );
 }
+
+#[test]
+fn a_query_over_the_move_limit_is_too_large_and_the_next_is_answered() {
+    let moves: Vec<Value> = (0..10_001)
+        .map(|i| serde_json::json!([if i % 2 == 0 { "B" } else { "W" }, "pass"]))
+        .collect();
+    let big = serde_json::json!({"id":"big","moves":moves,"rules":"chinese","boardXSize":19,
+                                 "boardYSize":19,"analyzeTurns":[0]});
+    let small = r#"{"id":"small","moves":[],"rules":"chinese","boardXSize":9,"boardYSize":9,"maxVisits":5}"#;
+    let out = run(&[], format!("{big}\n{small}\n"));
+    assert_eq!(out.len(), 2, "{out:?}");
+    assert_eq!(out[0]["id"], "big");
+    assert_eq!(out[0]["field"], "moves");
+    let e = out[0]["error"].as_str().unwrap();
+    assert!(e.starts_with("query too large"), "{e}");
+    assert_eq!(out[1]["id"], "small");
+    assert_eq!(out[1]["isDuringSearch"], false);
+}
+
+#[test]
+fn a_flood_gets_queue_full_for_the_excess_and_the_rest_is_answered() {
+    // Each query holds a position for each of its 11 turns (about 0.35 MB), so a 1 MB
+    // queue takes two or three at a time, and the flood arrives faster than they finish.
+    let mut input = String::new();
+    for i in 0..20 {
+        input.push_str(&format!(
+            r#"{{"id":"f{i}","moves":[["B","C3"],["W","G7"],["B","C7"],["W","G3"],["B","E5"],["W","E3"],["B","D3"],["W","F3"],["B","E7"],["W","D7"]],"rules":"chinese","boardXSize":9,"boardYSize":9,"analyzeTurns":[0,1,2,3,4,5,6,7,8,9,10],"maxVisits":50}}"#
+        ));
+        input.push('\n');
+    }
+    let out = run(&["--max-queue-mb", "1"], input);
+    let (mut answered, mut full) = (0, 0);
+    for i in 0..20 {
+        let id = format!("f{i}");
+        let mine: Vec<&Value> = out.iter().filter(|v| v["id"] == id.as_str()).collect();
+        let errors: Vec<&&Value> = mine.iter().filter(|v| v["error"].is_string()).collect();
+        if errors.is_empty() {
+            let mut turns: Vec<u64> = mine
+                .iter()
+                .filter(|v| v["isDuringSearch"] == false)
+                .map(|v| v["turnNumber"].as_u64().unwrap())
+                .collect();
+            turns.sort();
+            assert_eq!(turns, (0..=10).collect::<Vec<u64>>(), "{id}: {mine:?}");
+            answered += 1;
+        } else {
+            assert_eq!(mine.len(), 1, "{id} refused whole: {mine:?}");
+            let e = errors[0]["error"].as_str().unwrap();
+            assert!(e.starts_with("queue full"), "{e}");
+            full += 1;
+        }
+    }
+    assert!(answered >= 2, "{answered} answered");
+    assert!(full >= 1, "{full} refused");
+}
+
+#[test]
+fn an_overlong_line_is_skipped_unstored_and_the_engine_goes_on() {
+    let mut bytes = vec![b'['; 8 << 20];
+    bytes.push(b'\n');
+    bytes.extend_from_slice(
+        br#"{"id":"after","moves":[],"rules":"chinese","boardXSize":9,"boardYSize":9,"maxVisits":5}"#,
+    );
+    bytes.push(b'\n');
+    let out = run(&[], bytes);
+    assert_eq!(out.len(), 2, "{out:?}");
+    assert!(
+        out[0]["error"].as_str().unwrap().contains("line too long"),
+        "{}",
+        out[0]
+    );
+    assert_eq!(out[1]["id"], "after");
+    assert_eq!(out[1]["isDuringSearch"], false);
+}

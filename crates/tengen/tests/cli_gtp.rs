@@ -280,18 +280,19 @@ fn analysis_streams_until_the_next_command() {
     );
 }
 
-#[test]
-fn tcp_serves_one_client_after_another() {
-    use std::io::{BufRead, BufReader, Read};
+/// A `tengen gtp --listen` server on a free loopback port: the child and its address.
+fn server(args: &[&str]) -> (std::process::Child, String) {
+    use std::io::BufRead;
     let mut child = Command::new(env!("CARGO_BIN_EXE_tengen"))
         .args(["gtp", "--listen", "127.0.0.1:0", "--visits", "20"])
+        .args(args)
         .env("RUST_LOG", "info")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .expect("tengen runs");
-    let mut log = BufReader::new(child.stderr.take().unwrap());
+    let mut log = std::io::BufReader::new(child.stderr.take().unwrap());
     let mut addr = None;
     for _ in 0..50 {
         let mut line = String::new();
@@ -306,23 +307,158 @@ fn tcp_serves_one_client_after_another() {
     let addr = addr.expect("the server says where it listens");
     // Keep draining the log so the server never blocks on it.
     std::thread::spawn(move || std::io::copy(&mut log, &mut std::io::sink()));
+    (child, addr)
+}
 
-    let talk = |script: &str| {
-        let mut s = std::net::TcpStream::connect(&addr).unwrap();
-        s.write_all(script.as_bytes()).unwrap();
-        let mut text = String::new();
-        s.read_to_string(&mut text).unwrap();
-        text
-    };
-    let first = talk("1 boardsize 9\n2 play b E5\n3 genmove w\nquit\n");
-    assert!(first.starts_with("=1\n\n=2\n\n=3 "), "{first}");
+/// One client's whole conversation: sends `script`, reads until the server closes.
+fn talk(addr: &str, script: &str) -> String {
+    use std::io::Read;
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    // Only so that a broken server fails the test instead of hanging it.
+    s.set_read_timeout(Some(std::time::Duration::from_secs(120)))
+        .unwrap();
+    s.write_all(script.as_bytes()).unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    text
+}
+
+#[test]
+fn tcp_gives_each_client_a_fresh_game() {
+    let (mut child, addr) = server(&[]);
+    let first = talk(
+        &addr,
+        "1 boardsize 9\n2 komi 3.5\n3 play b E5\n4 genmove w\n5 kata-set-param cpuctExploration 2.5\nquit\n",
+    );
+    assert!(first.starts_with("=1\n\n=2\n\n=3\n\n=4 "), "{first}");
     assert!(first.ends_with("=\n\n"), "{first}");
+    // The next client finds a new 19x19 game with the start-up komi and parameters.
+    let second = talk(
+        &addr,
+        "1 showboard\n2 printsgf\n3 kata-get-param cpuctExploration\nquit\n",
+    );
+    let r: Vec<&str> = second.trim_end().split("\n\n").collect();
+    assert!(
+        r[0].contains("\n19 . . .") && !r[0].contains('X'),
+        "{second}"
+    );
+    assert!(r[0].contains("Next player: Black"), "{second}");
+    assert!(!r[0].contains("3.5"), "{second}");
+    assert!(!r[1].contains(";B[") && !r[1].contains(";W["), "{second}");
+    assert!(r[1].contains("SZ[19]"), "{second}");
+    assert!(!r[2].contains("2.5"), "{second}");
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[test]
+fn tcp_clients_share_the_game_when_asked() {
+    let (mut child, addr) = server(&["--listen-shared"]);
+    let first = talk(&addr, "1 boardsize 9\n2 play b E5\n3 genmove w\nquit\n");
+    assert!(first.starts_with("=1\n\n=2\n\n=3 "), "{first}");
     // The next client finds the same game.
-    let second = talk("showboard\nquit\n");
+    let second = talk(&addr, "showboard\nquit\n");
     assert!(second.contains(" 5 . . . . X . . . .  5"), "{second}");
     assert!(second.contains("Next player: Black"), "{second}");
     let _ = child.kill();
     let _ = child.wait();
+}
+
+#[test]
+fn an_idle_client_is_disconnected_and_the_next_one_served() {
+    use std::io::Read;
+    let (mut child, addr) = server(&["--idle-timeout", "1"]);
+    let mut s = std::net::TcpStream::connect(&addr).unwrap();
+    s.set_read_timeout(Some(std::time::Duration::from_secs(120)))
+        .unwrap();
+    s.write_all(b"1 name\n").unwrap();
+    // Then silence: the server closes the connection, so reading ends without an error.
+    let mut text = String::new();
+    s.read_to_string(&mut text)
+        .expect("the server closes an idle connection");
+    assert_eq!(text, "=1 Tengen\n\n");
+    assert_eq!(talk(&addr, "name\nquit\n"), "= Tengen\n\n=\n\n");
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[test]
+fn loadsgf_over_tcp_reads_only_the_sgf_directory() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("games");
+    std::fs::create_dir(&dir).unwrap();
+    let game = "(;GM[1]FF[4]SZ[9]KM[7];B[ee];W[cc])";
+    std::fs::write(dir.join("game.sgf"), game).unwrap();
+    std::fs::write(root.path().join("private.sgf"), game).unwrap();
+    std::os::unix::fs::symlink(root.path().join("private.sgf"), dir.join("escape.sgf")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", dir.join("zero.sgf")).unwrap();
+
+    // Without --sgf-dir a remote client cannot load files at all.
+    let (mut child, addr) = server(&[]);
+    let r = talk(
+        &addr,
+        &format!("loadsgf {}\nquit\n", dir.join("game.sgf").display()),
+    );
+    assert!(r.starts_with("? loadsgf is not available"), "{r}");
+    let _ = child.kill();
+    let _ = child.wait();
+
+    let (mut child, addr) = server(&["--sgf-dir", dir.to_str().unwrap()]);
+    let private = root.path().join("private.sgf");
+    let script = format!(
+        "1 loadsgf game.sgf\n2 printsgf\n3 loadsgf ../private.sgf\n4 loadsgf {}\n\
+         5 loadsgf escape.sgf\n6 loadsgf zero.sgf\n7 loadsgf /dev/zero\n8 loadsgf /etc/passwd\n\
+         9 loadsgf missing.sgf\nquit\n",
+        private.display()
+    );
+    let text = talk(&addr, &script);
+    let r: Vec<&str> = text.trim_end().split("\n\n").collect();
+    assert_eq!(r[0], "=1");
+    assert!(r[1].contains(";B[ee]"), "{text}");
+    for (i, reply) in r.iter().enumerate().take(8).skip(2) {
+        assert!(
+            reply.starts_with(&format!("?{} cannot load file: ", i + 1))
+                && reply.contains("outside the SGF directory"),
+            "{reply}"
+        );
+    }
+    assert!(r[8].starts_with("?9 cannot load file: "), "{}", r[8]);
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[test]
+fn loadsgf_refuses_devices_fifos_and_huge_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo.sgf");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let huge = dir.path().join("huge.sgf");
+    let f = std::fs::File::create(&huge).unwrap();
+    f.set_len(1 << 30).unwrap();
+    let garbage = dir.path().join("shadow");
+    std::fs::write(&garbage, "root:$6$secret:19000:0:99999:7:::\n").unwrap();
+    let script = format!(
+        "1 loadsgf /dev/zero\n2 loadsgf {}\n3 loadsgf {}\n4 loadsgf {}\n5 name\nquit\n",
+        fifo.display(),
+        huge.display(),
+        garbage.display()
+    );
+    let r = session(&[], script.as_bytes());
+    assert_eq!(r[0], "?1 cannot load file: not a regular file");
+    assert_eq!(r[1], "?2 cannot load file: not a regular file");
+    assert!(
+        r[2].starts_with("?3 cannot load file: larger than"),
+        "{}",
+        r[2]
+    );
+    assert!(r[3].starts_with("?4 cannot load file: "), "{}", r[3]);
+    assert!(
+        !r[3].contains("secret") && !r[3].contains("'r'"),
+        "{}",
+        r[3]
+    );
+    assert_eq!(r[4], "=5 Tengen");
 }
 
 #[test]

@@ -48,9 +48,36 @@ impl Ord for Queued {
 struct Queue {
     heap: BinaryHeap<Queued>,
     seq: u64,
-    /// Tasks being searched: id, turn, and the flag that stops them.
-    running: Vec<(String, usize, Arc<AtomicBool>)>,
+    /// Tasks being searched: the task, and the flag that stops it.
+    running: Vec<(Task, Arc<AtomicBool>)>,
+    /// Bytes held by queued and running tasks (their [`Task::cost`]).
+    bytes: usize,
+    /// The most `bytes` may reach; a query that would pass it is refused whole.
+    limit: usize,
     closing: bool,
+}
+
+/// Default for the queue's byte limit: room for about 25 of the longest queries
+/// ([`super::query::MAX_QUERY_MOVES`] moves, every turn analysed, about 10 MB each) or
+/// thousands of ordinary ones, well inside a small board's memory.
+pub const DEFAULT_QUEUE_BYTES: usize = 256 << 20;
+
+/// Why a query was not queued.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SubmitError {
+    /// The queue holds too much already; the query may be sent again later.
+    #[error("queue full: {queued} bytes of queries waiting, this one needs {needed} more, the limit is {limit}")]
+    QueueFull {
+        /// Bytes held now.
+        queued: usize,
+        /// Bytes the query needs.
+        needed: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// The engine is winding down.
+    #[error("the engine is shutting down")]
+    Closing,
 }
 
 /// The source of evaluators and those it gave, per board size.
@@ -75,15 +102,20 @@ pub struct AnalysisEngine {
 }
 
 impl AnalysisEngine {
-    /// Starts `threads` workers (each runs one search at a time) writing to `out`.
+    /// Starts `threads` workers (each runs one search at a time) writing to `out`, with
+    /// at most `queue_bytes` of queries queued or running.
     pub fn new(
         source: EvaluatorSource,
         threads: usize,
         perspective: Perspective,
         out: Box<dyn Write + Send>,
+        queue_bytes: usize,
     ) -> AnalysisEngine {
         let shared = Arc::new(Shared {
-            queue: Mutex::new(Queue::default()),
+            queue: Mutex::new(Queue {
+                limit: queue_bytes,
+                ..Queue::default()
+            }),
             work: Condvar::new(),
             source: Mutex::new((source, HashMap::new())),
             out: Mutex::new(out),
@@ -106,9 +138,22 @@ impl AnalysisEngine {
         emit(&self.shared, v);
     }
 
-    /// Queues tasks.
-    pub fn submit(&self, tasks: Vec<Task>) {
+    /// Queues a query's tasks, all or none: none when they would take the queue past its
+    /// byte limit.
+    pub fn submit(&self, tasks: Vec<Task>) -> Result<(), SubmitError> {
+        let needed: usize = tasks.iter().map(|t| t.cost).sum();
         let mut q = lock(&self.shared.queue);
+        if q.closing {
+            return Err(SubmitError::Closing);
+        }
+        if q.bytes.saturating_add(needed) > q.limit {
+            return Err(SubmitError::QueueFull {
+                queued: q.bytes,
+                needed,
+                limit: q.limit,
+            });
+        }
+        q.bytes += needed;
         for task in tasks {
             q.seq += 1;
             let seq = q.seq;
@@ -116,6 +161,7 @@ impl AnalysisEngine {
         }
         drop(q);
         self.shared.work.notify_all();
+        Ok(())
     }
 
     /// Carries out an action and answers it.
@@ -140,10 +186,11 @@ impl AnalysisEngine {
                 let mut q = lock(&self.shared.queue);
                 let (gone, kept): (Vec<Queued>, Vec<Queued>) = std::mem::take(&mut q.heap)
                     .into_iter()
-                    .partition(|e| matches(&e.task.id, e.task.turn));
+                    .partition(|e| matches(&e.task.query.id, e.task.turn));
                 q.heap = kept.into_iter().collect();
-                for (tid, turn, stop) in &q.running {
-                    if matches(tid, *turn) {
+                q.bytes -= gone.iter().map(|e| e.task.cost).sum::<usize>();
+                for (task, stop) in &q.running {
+                    if matches(&task.query.id, task.turn) {
                         stop.store(true, Ordering::SeqCst);
                     }
                 }
@@ -151,7 +198,7 @@ impl AnalysisEngine {
                 for e in gone {
                     emit(
                         &self.shared,
-                        &json!({"id": e.task.id, "turnNumber": e.task.turn,
+                        &json!({"id": e.task.query.id, "turnNumber": e.task.turn,
                                 "isDuringSearch": false, "noResults": true}),
                     );
                 }
@@ -166,8 +213,9 @@ impl AnalysisEngine {
             let mut q = lock(&self.shared.queue);
             q.closing = true;
             if !wait {
-                q.heap.clear();
-                for (_, _, stop) in &q.running {
+                let dropped: usize = q.heap.drain().map(|e| e.task.cost).sum();
+                q.bytes -= dropped;
+                for (_, stop) in &q.running {
                     stop.store(true, Ordering::SeqCst);
                 }
             }
@@ -193,8 +241,7 @@ fn worker(shared: &Shared) {
             loop {
                 if let Some(e) = q.heap.pop() {
                     let stop = Arc::new(AtomicBool::new(false));
-                    q.running
-                        .push((e.task.id.clone(), e.task.turn, stop.clone()));
+                    q.running.push((e.task.clone(), stop.clone()));
                     break (e.task, stop);
                 }
                 if q.closing {
@@ -205,9 +252,9 @@ fn worker(shared: &Shared) {
         };
         let v = run_task(shared, &task, &stop);
         emit(shared, &v);
-        lock(&shared.queue)
-            .running
-            .retain(|(_, _, s)| !Arc::ptr_eq(s, &stop));
+        let mut q = lock(&shared.queue);
+        q.running.retain(|(_, s)| !Arc::ptr_eq(s, &stop));
+        q.bytes -= task.cost;
     }
 }
 
@@ -223,24 +270,30 @@ fn evaluator_for(shared: &Shared, size: BoardSize) -> Result<Arc<dyn Evaluator>,
 
 /// Searches one task, reporting partial results when asked; returns the final response.
 fn run_task(shared: &Shared, task: &Task, stop: &AtomicBool) -> Value {
-    let fail = |msg: String| json!({"error": msg, "id": task.id, "turnNumber": task.turn});
-    let size = task.game.board().size();
+    let query = &task.query;
+    let fail = |msg: String| json!({"error": msg, "id": query.id, "turnNumber": task.turn});
+    // Built now, not when queued, so that a queued turn holds no game of its own.
+    let game = match task.game() {
+        Ok(g) => g,
+        Err(e) => return fail(e),
+    };
+    let size = game.board().size();
     let ev = match evaluator_for(shared, size) {
         Ok(ev) => ev,
         Err(e) => return fail(e),
     };
-    let mut params = task.params.clone();
-    params.ownership = task.ownership || task.moves_ownership;
+    let mut params = query.params.clone();
+    params.ownership = query.ownership || query.moves_ownership;
     let mut search = Search::new(ev.clone(), params);
-    search.set_filter(task.filters.clone());
-    search.set_position(&task.game);
-    if let Err(e) = search.start(Limits::visits(task.max_visits)) {
+    search.set_filter(query.filters.clone());
+    search.set_position(&game);
+    if let Err(e) = search.start(Limits::visits(query.max_visits)) {
         return fail(e.to_string());
     }
     let opts = SnapshotOptions {
-        pv_len: task.pv_len + 1,
-        ownership: task.ownership,
-        moves_ownership: task.moves_ownership,
+        pv_len: query.pv_len + 1,
+        ownership: query.ownership,
+        moves_ownership: query.moves_ownership,
     };
     let mut last_report = Instant::now();
     while search.is_running() {
@@ -249,7 +302,7 @@ fn run_task(shared: &Shared, task: &Task, stop: &AtomicBool) -> Value {
             search.stop();
             break;
         }
-        if let Some(every) = task.report_every {
+        if let Some(every) = query.report_every {
             if last_report.elapsed() >= every {
                 last_report = Instant::now();
                 if let Some(a) = search.analysis(&opts) {
@@ -261,19 +314,110 @@ fn run_task(shared: &Shared, task: &Task, stop: &AtomicBool) -> Value {
     if let Err(e) = search.wait() {
         return fail(e.to_string());
     }
-    let policy = task.policy.then(|| {
+    let policy = query.policy.then(|| {
         let req = EvalRequest {
             symmetry: Symmetry::default(),
             policy: PolicyOptions::default(),
             inputs: InputParams::default(),
             ownership: false,
         };
-        ev.evaluate(&task.game, &req).ok().map(|o| o.policy.clone())
+        ev.evaluate(&game, &req).ok().map(|o| o.policy.clone())
     });
     match search.analysis(&opts) {
         Some(a) => response(task, &a, false, policy.flatten(), shared.perspective),
         None => {
-            json!({"id": task.id, "turnNumber": task.turn, "isDuringSearch": false, "noResults": true})
+            json!({"id": query.id, "turnNumber": task.turn, "isDuringSearch": false, "noResults": true})
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::{parse, Defaults, Request};
+    use tengen_search::{SearchParams, UniformEvaluator};
+
+    /// Output shared with the test.
+    #[derive(Clone, Default)]
+    struct Sink(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Sink {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            lock(&self.0).extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn tasks(id: &str, visits: u64) -> Vec<Task> {
+        let d = Defaults {
+            params: SearchParams {
+                threads: 1,
+                ..SearchParams::default()
+            },
+            max_visits: visits,
+            pv_len: 2,
+        };
+        let q = format!(
+            r#"{{"id":"{id}","moves":[["B","C3"],["W","G7"]],"rules":"chinese","boardXSize":9,"boardYSize":9,"analyzeTurns":[0,1,2]}}"#
+        );
+        match parse(&q, &d) {
+            Ok(Request::Query(t, _)) => t,
+            _ => panic!("a query"),
+        }
+    }
+
+    #[test]
+    fn the_queue_refuses_what_passes_its_limit_and_frees_what_is_done() {
+        let one: usize = tasks("a", 1).iter().map(|t| t.cost).sum();
+        let sink = Sink::default();
+        let source: EvaluatorSource =
+            Box::new(|_| Ok(Arc::new(UniformEvaluator) as Arc<dyn Evaluator>));
+        let engine = AnalysisEngine::new(
+            source,
+            1,
+            Perspective::Black,
+            Box::new(sink.clone()),
+            one + one / 2,
+        );
+        assert_eq!(engine.submit(tasks("a", 1)), Ok(()));
+        // A second query does not fit beside the first while it is queued or running.
+        let mut refused = 0;
+        loop {
+            match engine.submit(tasks("b", 1)) {
+                Ok(()) => break,
+                Err(SubmitError::QueueFull { limit, .. }) => {
+                    assert_eq!(limit, one + one / 2);
+                    refused += 1;
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Err(e) => panic!("{e}"),
+            }
+            assert!(refused < 10_000, "the first query's bytes were never freed");
+        }
+        engine.finish(true);
+        let out = String::from_utf8(lock(&sink.0).clone()).unwrap();
+        let finals = out
+            .lines()
+            .filter(|l| l.contains("\"isDuringSearch\":false"));
+        assert_eq!(finals.count(), 6, "{out}");
+    }
+
+    #[test]
+    fn a_query_larger_than_the_whole_queue_is_refused_at_once() {
+        let source: EvaluatorSource =
+            Box::new(|_| Ok(Arc::new(UniformEvaluator) as Arc<dyn Evaluator>));
+        let engine = AnalysisEngine::new(
+            source,
+            1,
+            Perspective::Black,
+            Box::new(Sink::default()),
+            1000,
+        );
+        let e = engine.submit(tasks("a", 1)).unwrap_err();
+        assert!(e.to_string().starts_with("queue full"), "{e}");
+        engine.finish(true);
     }
 }

@@ -5,6 +5,8 @@ pub mod engine;
 pub mod query;
 pub mod response;
 
-pub use engine::AnalysisEngine;
-pub use query::{parse, Action, Defaults, Request, Task};
+pub use engine::{AnalysisEngine, SubmitError, DEFAULT_QUEUE_BYTES};
+pub use query::{
+    parse, Action, Defaults, Query, Record, Request, Task, MAX_QUERY_LINE_BYTES, MAX_QUERY_MOVES,
+};
 pub use response::Perspective;

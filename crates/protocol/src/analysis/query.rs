@@ -2,23 +2,53 @@
 //! becomes one task per analysed turn. Unknown fields are warnings; bad ones are errors
 //! naming the field.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Map, Value};
-use tengen_rules::{Board, BoardSize, Game, GameOptions, Move, Player, Rules};
+use tengen_rules::{Board, BoardSize, Game, GameOptions, Hash, Move, Player, Rules, Turn};
 use tengen_search::{FilterRule, SearchParams};
 
-/// One position to analyse.
+/// Longest query line read: a 10,000-move game with every turn listed in `analyzeTurns`
+/// takes about 200 KB; a longer line is skipped unread and answered with an error.
+pub const MAX_QUERY_LINE_BYTES: usize = 1 << 20;
+
+/// Most moves (plus initial stones) one query may hold: replaying them is the work done
+/// before the query is answered, and 10,000 is 25 times a long 19x19 game.
+pub const MAX_QUERY_MOVES: usize = 10_000;
+
+/// Most positions of one query kept as starting points for its turns; a turn is
+/// replayed from the nearest one before it, so a query costs at most this many games
+/// however many of its turns are analysed.
+const MAX_CHECKPOINTS: usize = 32;
+
+/// One position to analyse: a turn of a query, sharing everything else with the query's
+/// other turns.
 #[derive(Clone)]
 pub struct Task {
-    /// The query's id.
-    pub id: String,
     /// Turn number analysed.
     pub turn: usize,
     /// Higher runs first.
     pub priority: i64,
-    /// The position.
-    pub game: Game,
+    /// What the query asked, shared by its turns.
+    pub query: Arc<Query>,
+    /// Bytes this task holds while queued (its share of the query), for the queue's limit.
+    pub cost: usize,
+}
+
+impl Task {
+    /// The position of this turn, replayed from the query's nearest earlier checkpoint.
+    pub fn game(&self) -> Result<Game, String> {
+        self.query.record.position(self.turn)
+    }
+}
+
+/// What a query asked for, apart from its turns.
+pub struct Query {
+    /// The query's id.
+    pub id: String,
+    /// The game, from which each turn's position is built when it is searched.
+    pub record: Record,
     /// Search parameters for it.
     pub params: SearchParams,
     /// Visit limit.
@@ -41,6 +71,53 @@ pub struct Task {
     pub filters: Vec<FilterRule>,
     /// Report partial results this often.
     pub report_every: Option<Duration>,
+}
+
+/// A query's moves and a few positions along them: a turn's position is the checkpoint
+/// at or before it plus the moves in between, built only when the turn is searched.
+pub struct Record {
+    /// The moves in order, each with its player.
+    moves: Vec<(Player, Move)>,
+    /// Positions at turns `k * spacing`, for the `k` some analysed turn needs.
+    checkpoints: Vec<(usize, Game)>,
+    /// Turns between checkpoints.
+    spacing: usize,
+}
+
+impl Record {
+    /// The position before move `turn` (0: the start), with the player of the next listed
+    /// move to play.
+    pub fn position(&self, turn: usize) -> Result<Game, String> {
+        let slot = turn / self.spacing * self.spacing;
+        let (at, start) = self
+            .checkpoints
+            .iter()
+            .find(|(t, _)| *t == slot)
+            .ok_or_else(|| format!("turn {turn} was not asked for"))?;
+        let mut game = start.clone();
+        let moves = self.moves.get(*at..turn).ok_or("turn beyond the moves")?;
+        for &(pla, mv) in moves {
+            // The query was replayed when it was read; this cannot fail, but says so if it does.
+            game.play_tolerant(pla, mv)
+                .map_err(|e| format!("illegal move replaying turn {turn}: {e}"))?;
+        }
+        // The next listed move says who is to move, whatever the previous one was.
+        if let Some(&(next, _)) = self.moves.get(turn) {
+            game.set_player_to_move(next);
+        }
+        Ok(game)
+    }
+
+    /// Checkpoint spacing for a game of `moves` moves: at most [`MAX_CHECKPOINTS`] of them.
+    fn spacing_for(moves: usize) -> usize {
+        (moves + 1).div_ceil(MAX_CHECKPOINTS).max(1)
+    }
+
+    /// Bytes held by one game after `turns` turns: the struct and its history vectors.
+    fn game_bytes(turns: usize) -> usize {
+        std::mem::size_of::<Game>()
+            + turns * (std::mem::size_of::<Turn>() + 3 * std::mem::size_of::<Hash>())
+    }
 }
 
 /// A special action.
@@ -187,7 +264,7 @@ pub fn parse(line: &str, d: &Defaults) -> Result<Request, Value> {
         if !tengen_rules::komi_is_valid(k) {
             return Err(err(
                 "komi",
-                "komi must be a multiple of 0.5 from -150 to 150",
+                &format!("komi must be {}", tengen_rules::komi_rule()),
             ));
         }
         rules.komi = k as f32;
@@ -229,6 +306,15 @@ pub fn parse(line: &str, d: &Defaults) -> Result<Request, Value> {
     }
     let moves = moves_of("moves")?;
     let stones = moves_of("initialStones")?;
+    if moves.len() + stones.len() > MAX_QUERY_MOVES {
+        return Err(err(
+            "moves",
+            &format!(
+                "query too large: {} moves and initial stones, at most {MAX_QUERY_MOVES}",
+                moves.len() + stones.len()
+            ),
+        ));
+    }
     let mut board = Board::new(size);
     let placements: Vec<_> = stones
         .iter()
@@ -360,24 +446,23 @@ pub fn parse(line: &str, d: &Defaults) -> Result<Request, Value> {
             });
         }
     }
-    let base = Task {
-        id: id.clone(),
-        turn: 0,
-        priority: 0,
-        game: game.clone(),
-        params,
-        max_visits,
-        pv_len,
-        ownership: flag("includeOwnership")?,
-        ownership_stdev: flag("includeOwnershipStdev")?,
-        moves_ownership: flag("includeMovesOwnership")?,
-        moves_ownership_stdev: flag("includeMovesOwnershipStdev")?,
-        policy: flag("includePolicy")?,
-        pv_visits: flag("includePVVisits")?,
-        filters,
-        report_every,
-    };
-    let mut tasks = Vec::new();
+    let ownership = flag("includeOwnership")?;
+    let ownership_stdev = flag("includeOwnershipStdev")?;
+    let moves_ownership = flag("includeMovesOwnership")?;
+    let moves_ownership_stdev = flag("includeMovesOwnershipStdev")?;
+    let policy = flag("includePolicy")?;
+    let pv_visits = flag("includePVVisits")?;
+    let filters_bytes: usize = filters
+        .iter()
+        .map(|f| std::mem::size_of::<FilterRule>() + f.moves.len() * std::mem::size_of::<Move>())
+        .sum();
+    // Where each turn first appears in analyzeTurns (repeats are analysed once).
+    let mut order: Vec<Option<usize>> = vec![None; moves.len() + 1];
+    for (i, &t) in turns.iter().enumerate() {
+        order[t].get_or_insert(i);
+    }
+    let spacing = Record::spacing_for(moves.len());
+    let mut checkpoints = Vec::new();
     for (turn, mv) in std::iter::once(None)
         .chain(moves.iter().map(Some))
         .enumerate()
@@ -385,20 +470,64 @@ pub fn parse(line: &str, d: &Defaults) -> Result<Request, Value> {
         if let Some(&(pla, m)) = mv {
             game.play_tolerant(pla, m)
                 .map_err(|e| err("moves", &format!("illegal move {}: {e}", size.gtp(m))))?;
-            // The next listed move says who is to move, whatever the previous one was.
         }
-        if let Some(i) = turns.iter().position(|&t| t == turn) {
-            let mut t = base.clone();
-            t.turn = turn;
-            t.priority = priorities[i];
-            t.game = game.clone();
-            if let Some(&(next, _)) = moves.get(turn) {
-                t.game.set_player_to_move(next);
-            }
-            tasks.push(t);
+        let slot = turn % spacing == 0;
+        let needed = || {
+            order[turn..(turn + spacing).min(order.len())]
+                .iter()
+                .any(Option::is_some)
+        };
+        if slot && needed() {
+            checkpoints.push((turn, game.clone()));
         }
     }
-    tasks.sort_by_key(|t| turns.iter().position(|&x| x == t.turn));
+    let bytes = std::mem::size_of::<Query>()
+        + id.len()
+        + moves.len() * std::mem::size_of::<(Player, Move)>()
+        + filters_bytes
+        + checkpoints
+            .iter()
+            .map(|(t, _)| Record::game_bytes(*t))
+            .sum::<usize>();
+    let query = Arc::new(Query {
+        id: id.clone(),
+        record: Record {
+            moves,
+            checkpoints,
+            spacing,
+        },
+        params,
+        max_visits,
+        pv_len,
+        ownership,
+        ownership_stdev,
+        moves_ownership,
+        moves_ownership_stdev,
+        policy,
+        pv_visits,
+        filters,
+        report_every,
+    });
+    let mut picked: Vec<(usize, usize)> = order
+        .iter()
+        .enumerate()
+        .filter_map(|(turn, first)| first.map(|i| (i, turn)))
+        .collect();
+    picked.sort_unstable();
+    // The query's bytes are shared out among its turns, the remainder to the first, so
+    // that the queue frees each turn's part when that turn is done.
+    let parts = picked.len().max(1);
+    let (share, rest) = (bytes / parts, bytes % parts);
+    let tasks = picked
+        .iter()
+        .enumerate()
+        .map(|(k, &(i, turn))| Task {
+            turn,
+            priority: priorities[i],
+            query: query.clone(),
+            cost: std::mem::size_of::<Task>() + share + if k == 0 { rest } else { 0 },
+        })
+        .collect();
     Ok(Request::Query(tasks, warnings))
 }
 
@@ -430,4 +559,102 @@ fn override_param(p: &mut SearchParams, key: &str, v: &Value) -> bool {
         _ => return false,
     }
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn defaults() -> Defaults {
+        Defaults {
+            params: SearchParams::default(),
+            max_visits: 10,
+            pv_len: 5,
+        }
+    }
+
+    fn tasks(line: &str) -> Vec<Task> {
+        match parse(line, &defaults()) {
+            Ok(Request::Query(t, _)) => t,
+            Ok(Request::Action(..)) => panic!("an action"),
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    /// A 9x9 game with a capture and passes, as query JSON moves.
+    const MOVES: &str = r#"[["B","D3"],["W","D4"],["B","C4"],["W","pass"],["B","E4"],["W","F5"],["B","D5"],["W","E5"],["B","D4"],["W","pass"],["B","F4"],["W","G5"],["B","pass"],["W","pass"]]"#;
+
+    #[test]
+    fn every_turn_is_built_as_a_direct_replay_would() {
+        let q = format!(
+            r#"{{"id":"r","moves":{MOVES},"rules":"japanese","boardXSize":9,"boardYSize":9,"analyzeTurns":[14,0,7,7,13,1]}}"#
+        );
+        let ts = tasks(&q);
+        let turns: Vec<usize> = ts.iter().map(|t| t.turn).collect();
+        assert_eq!(
+            turns,
+            vec![14, 0, 7, 13, 1],
+            "analyzeTurns order, repeats once"
+        );
+        let moves: Vec<Value> = serde_json::from_str(MOVES).unwrap();
+        let size = BoardSize::square(9).unwrap();
+        for t in &ts {
+            let mut g = Game::new(size, Rules::parse("japanese").unwrap());
+            for m in &moves[..t.turn] {
+                let p: Player = m[0].as_str().unwrap().parse().unwrap();
+                g.play_tolerant(p, size.parse_move(m[1].as_str().unwrap()).unwrap())
+                    .unwrap();
+            }
+            if let Some(m) = moves.get(t.turn) {
+                g.set_player_to_move(m[0].as_str().unwrap().parse().unwrap());
+            }
+            let built = t.game().unwrap();
+            assert_eq!(
+                built.situation_hash(),
+                g.situation_hash(),
+                "turn {}",
+                t.turn
+            );
+            assert_eq!(built.turns().len(), t.turn);
+            assert_eq!(built.to_move(), g.to_move());
+        }
+    }
+
+    #[test]
+    fn a_long_query_keeps_a_bounded_number_of_positions() {
+        let n = MAX_QUERY_MOVES - 1;
+        let moves: Vec<Value> = (0..n)
+            .map(|i| json!([if i % 2 == 0 { "B" } else { "W" }, "pass"]))
+            .collect();
+        let all: Vec<usize> = (0..=n).collect();
+        let q = json!({"id":"long","moves":moves,"rules":"chinese","boardXSize":19,
+                       "boardYSize":19,"analyzeTurns":all});
+        let ts = tasks(&q.to_string());
+        assert_eq!(ts.len(), n + 1);
+        let record = &ts[0].query.record;
+        assert!(record.checkpoints.len() <= MAX_CHECKPOINTS);
+        assert!(ts.iter().all(|t| Arc::ptr_eq(&t.query, &ts[0].query)));
+        // What the queue is charged covers the positions kept, and stays in the tens of MB.
+        let cost: usize = ts.iter().map(|t| t.cost).sum();
+        assert!(cost >= record.checkpoints.len() * std::mem::size_of::<Game>());
+        assert!(cost < 64 << 20, "{cost}");
+        assert_eq!(ts[n].game().unwrap().turns().len(), n);
+    }
+
+    #[test]
+    fn a_query_over_the_move_limit_is_too_large() {
+        let moves: Vec<Value> = (0..=MAX_QUERY_MOVES)
+            .map(|i| json!([if i % 2 == 0 { "B" } else { "W" }, "pass"]))
+            .collect();
+        let q = json!({"id":"big","moves":moves,"rules":"chinese","boardXSize":19,"boardYSize":19});
+        let Err(e) = parse(&q.to_string(), &defaults()) else {
+            panic!("accepted");
+        };
+        assert_eq!(e["id"], "big");
+        assert_eq!(e["field"], "moves");
+        assert!(
+            e["error"].as_str().unwrap().starts_with("query too large"),
+            "{e}"
+        );
+    }
 }

@@ -54,7 +54,7 @@ pub fn response(
         .moves
         .iter()
         .map(|m| {
-            let pv_len = task.pv_len + 1;
+            let pv_len = task.query.pv_len + 1;
             let mut v = json!({
                 "move": size.gtp(m.mv),
                 "visits": m.visits,
@@ -73,18 +73,18 @@ pub fn response(
                 "order": m.order,
                 "pv": m.pv.iter().take(pv_len).map(|&mv| size.gtp(mv)).collect::<Vec<_>>(),
             });
-            if task.pv_visits {
+            if task.query.pv_visits {
                 let visits: Vec<u64> = m.pv_visits.iter().take(pv_len).copied().collect();
                 // Without graph search, a PV node is reached only by its edge: the two agree.
                 v["pvEdgeVisits"] = json!(visits);
                 v["pvVisits"] = json!(visits);
             }
-            if task.moves_ownership {
+            if task.query.moves_ownership {
                 if let Some(o) = &m.ownership {
                     v["ownership"] = json!(own(o));
                 }
             }
-            if task.moves_ownership_stdev {
+            if task.query.moves_ownership_stdev {
                 if let Some(o) = &m.ownership_stdev {
                     v["ownershipStdev"] = json!(o);
                 }
@@ -95,7 +95,7 @@ pub fn response(
     let r = &a.root;
     let root_lcb = a.moves.first().map_or(wr(r.winrate), |m| wr(m.lcb));
     let mut v = json!({
-        "id": task.id,
+        "id": task.query.id,
         "turnNumber": task.turn,
         "isDuringSearch": during,
         "moveInfos": infos,
@@ -121,12 +121,12 @@ pub fn response(
             "rawVarTimeLeft": r.raw_var_time_left,
         },
     });
-    if task.ownership {
+    if task.query.ownership {
         if let Some(o) = &a.ownership {
             v["ownership"] = json!(own(o));
         }
     }
-    if task.ownership_stdev {
+    if task.query.ownership_stdev {
         if let Some(o) = &a.ownership_stdev {
             v["ownershipStdev"] = json!(o);
         }

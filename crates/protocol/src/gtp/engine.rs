@@ -2,12 +2,15 @@
 //! command set. Every command either succeeds or fails with a message; nothing a
 //! controller sends can stop the engine except `quit`.
 
+use std::io::Read;
+use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use tengen_rules::handicap::{check_free_handicap, fixed_handicap, max_fixed_handicap};
 use tengen_rules::{
-    komi_is_valid, sgf, BoardSize, Game, GameOptions, Loc, Move, Outcome, Player, Rules,
+    komi_is_valid, sgf, sgf::SgfError, BoardSize, Game, GameOptions, Loc, Move, Outcome, Player,
+    Rules,
 };
 use tengen_search::{
     limits_for_move, Clock, Evaluator, Limits, ResignTracker, Search, SearchParams, SnapshotOptions,
@@ -53,6 +56,8 @@ pub struct EngineConfig {
     pub time_cap: Option<f64>,
     /// Raised from outside to end any search at once (a stopping daemon).
     pub interrupt: Option<Arc<AtomicBool>>,
+    /// Which files `loadsgf` may read.
+    pub sgf_access: SgfAccess,
 }
 
 impl Default for EngineConfig {
@@ -72,9 +77,27 @@ impl Default for EngineConfig {
             visits_cap: None,
             time_cap: None,
             interrupt: None,
+            sgf_access: SgfAccess::Any,
         }
     }
 }
+
+/// Which files `loadsgf` may read: a remote client must not read the host's files.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum SgfAccess {
+    /// Any file the process can read (a local controller, the user's own process).
+    #[default]
+    Any,
+    /// Only files whose real path (symbolic links resolved) lies inside this directory,
+    /// named relative to it or absolutely; the directory should be given canonical.
+    Within(PathBuf),
+    /// None: `loadsgf` fails.
+    Refused,
+}
+
+/// Largest SGF file `loadsgf` reads: a game record is a few kilobytes, a long one with
+/// comments and variations well under a megabyte.
+pub const MAX_SGF_BYTES: u64 = 4 << 20;
 
 /// The commands this engine knows, in `list_commands` order.
 pub const COMMANDS: &[&str] = &[
@@ -228,6 +251,34 @@ impl Engine {
     /// Accepts commands again after `quit` (a new client of a server).
     pub fn resume(&mut self) {
         self.quit = false;
+    }
+
+    /// The configuration as it stands, with the rules, komi, parameters and level set by
+    /// commands since start-up.
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    /// Starts over under `config`: a new 19x19 game, no clocks, a fresh search tree, so
+    /// that nothing of an earlier game or client remains (a server's next client).
+    pub fn reset(&mut self, config: EngineConfig) -> Result<()> {
+        self.search.stop();
+        let size = BoardSize::square(19).expect("19x19 is a valid size");
+        if size != self.search_size {
+            self.evaluator = (self.source)(size)?;
+            self.search_size = size;
+        }
+        self.search = Search::new(self.evaluator.clone(), config.params.clone());
+        self.search.set_interrupt(config.interrupt.clone());
+        self.game = Game::new(size, config.rules);
+        self.clocks = [Clock::unlimited(), Clock::unlimited()];
+        self.resign = ResignTracker::new(config.resign_below.unwrap_or(-1.0), 3, 0.0);
+        self.rng = fastrand::Rng::with_seed(config.params.seed);
+        self.status_cache = None;
+        self.analysis_started = None;
+        self.quit = false;
+        self.config = config;
+        Ok(())
     }
 
     /// True once `quit` was received.
@@ -1058,9 +1109,10 @@ impl Engine {
             ),
             _ => return Err("loadsgf takes a file name and an optional move number".into()),
         };
-        let bytes = std::fs::read(file).map_err(|e| format!("cannot load file: {e}"))?;
+        let bytes = read_sgf_file(file, &self.config.sgf_access)?;
         let text = String::from_utf8_lossy(&bytes);
-        let rec = sgf::load(&text).map_err(|e| format!("cannot load file: {e}"))?;
+        let rec =
+            sgf::load(&text).map_err(|e| format!("cannot load file: {}", sgf_error_text(&e)))?;
         let mut game = rec.game;
         if let Some(n) = upto {
             // GTP: play up to, not including, move number n (1-based).
@@ -1080,6 +1132,96 @@ impl Engine {
     }
 }
 
+/// Reads the file `loadsgf` names, if `access` allows it: a regular file of at most
+/// [`MAX_SGF_BYTES`], never more read than that.
+fn read_sgf_file(name: &str, access: &SgfAccess) -> Result<Vec<u8>> {
+    let path = match access {
+        SgfAccess::Any => PathBuf::from(name),
+        SgfAccess::Within(dir) => path_within(dir, name)?,
+        SgfAccess::Refused => {
+            return Err("loadsgf is not available over this connection".into());
+        }
+    };
+    let cannot = |e: std::io::Error| format!("cannot load file: {e}");
+    let too_large = || format!("cannot load file: larger than {MAX_SGF_BYTES} bytes");
+    // Checked before opening: opening a FIFO waits for a writer, a device never ends.
+    let meta = std::fs::metadata(&path).map_err(cannot)?;
+    if !meta.is_file() {
+        return Err("cannot load file: not a regular file".into());
+    }
+    if meta.len() > MAX_SGF_BYTES {
+        return Err(too_large());
+    }
+    let file = std::fs::File::open(&path).map_err(cannot)?;
+    // Again on what was opened, in case the name changed in between.
+    if !file.metadata().map_err(cannot)?.is_file() {
+        return Err("cannot load file: not a regular file".into());
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_SGF_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(cannot)?;
+    if bytes.len() as u64 > MAX_SGF_BYTES {
+        return Err(too_large());
+    }
+    Ok(bytes)
+}
+
+/// The real path of `name` (relative to `dir`, or absolute) if it lies inside `dir`.
+/// Whatever is outside gets the same answer, found or not, so that a client learns
+/// nothing about the rest of the file system.
+fn path_within(dir: &Path, name: &str) -> Result<PathBuf> {
+    let dir = dir
+        .canonicalize()
+        .map_err(|e| format!("cannot load file: the SGF directory: {e}"))?;
+    let joined = dir.join(name);
+    let outside = || format!("cannot load file: {name} is outside the SGF directory");
+    match joined.canonicalize() {
+        Ok(real) if real.starts_with(&dir) => Ok(real),
+        Ok(_) => Err(outside()),
+        Err(e) if lexically_within(&joined, &dir) => Err(format!("cannot load file: {e}")),
+        Err(_) => Err(outside()),
+    }
+}
+
+/// Whether `path`, with `.` and `..` resolved by name alone, lies inside `dir`.
+fn lexically_within(path: &Path, dir: &Path) -> bool {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            c => out.push(c),
+        }
+    }
+    out.starts_with(dir)
+}
+
+/// An SGF error without the file's own text: `loadsgf` may be pointed at any file, and its
+/// reply must not show what that file holds, only where reading it failed.
+fn sgf_error_text(e: &SgfError) -> String {
+    use tengen_rules::sgf::SgfErrorKind as K;
+    match &e.kind {
+        K::NoGameTree => "not an SGF file (no game tree)".into(),
+        K::NotGo(_) => "not a game of Go (GM is not 1)".into(),
+        K::BadSize(_) => "unsupported board size (SZ)".into(),
+        K::BadPoint { node, .. } => format!("node {node}: a point that is not on the board"),
+        K::BadMove { node, values, .. } => {
+            format!("node {node}: a move with {values} values, expected 1")
+        }
+        K::IllegalMove {
+            node,
+            player,
+            reason,
+            ..
+        } => format!("node {node}: illegal move by {}: {reason}", player.letter()),
+        K::BadSetup { node, .. } => format!("node {node}: setup stones without liberties"),
+        _ => format!("not a valid SGF file (syntax error at byte {})", e.offset),
+    }
+}
+
 /// CPU seconds this process has used (Linux `/proc`; 0 elsewhere).
 fn cpu_seconds() -> f64 {
     let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
@@ -1092,3 +1234,7 @@ fn cpu_seconds() -> f64 {
     // utime and stime are fields 14 and 15 of the line, 11 and 12 after the name.
     (ticks(11) + ticks(12)) / 100.0
 }
+
+#[cfg(test)]
+#[path = "engine_limits_tests.rs"]
+mod limits_tests;

@@ -1,0 +1,138 @@
+//! `loadsgf`'s limits (which files, how large, what an error may show) and starting over
+//! for a server's next client.
+
+use std::sync::Arc;
+
+use tengen_search::{Evaluator, SearchParams, UniformEvaluator};
+
+use super::*;
+use crate::gtp::{parse_line, Reply};
+
+fn engine(sgf_access: SgfAccess) -> Engine {
+    let config = EngineConfig {
+        visits: Some(4),
+        params: SearchParams {
+            threads: 1,
+            ..SearchParams::default()
+        },
+        sgf_access,
+        ..EngineConfig::default()
+    };
+    let source = Box::new(|_| Ok(Arc::new(UniformEvaluator) as Arc<dyn Evaluator>));
+    Engine::new(source, config).unwrap()
+}
+
+fn run(e: &mut Engine, line: &str) -> std::result::Result<String, String> {
+    match e.handle(&parse_line(line).unwrap().unwrap()) {
+        Reply::Success(t) => Ok(t),
+        Reply::Failure(t) => Err(t),
+    }
+}
+
+const GAME: &str = "(;GM[1]FF[4]SZ[9]KM[7];B[ee];W[cc])";
+
+#[test]
+fn any_file_loads_but_only_regular_ones_of_bounded_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("game.sgf");
+    std::fs::write(&good, GAME).unwrap();
+    let big = dir.path().join("big.sgf");
+    std::fs::write(&big, vec![b' '; MAX_SGF_BYTES as usize + 1]).unwrap();
+    let mut e = engine(SgfAccess::Any);
+    assert_eq!(
+        run(&mut e, &format!("loadsgf {}", good.display())),
+        Ok(String::new())
+    );
+    assert_eq!(e.game().turns().len(), 2);
+    let err = run(&mut e, &format!("loadsgf {}", big.display())).unwrap_err();
+    assert!(err.contains("larger than"), "{err}");
+    for special in ["/dev/zero", "/dev/null"] {
+        let err = run(&mut e, &format!("loadsgf {special}")).unwrap_err();
+        assert!(err.contains("not a regular file"), "{special}: {err}");
+    }
+    let err = run(&mut e, &format!("loadsgf {}", dir.path().display())).unwrap_err();
+    assert!(err.contains("not a regular file"), "{err}");
+    // The failed loads left the loaded game alone.
+    assert_eq!(e.game().turns().len(), 2);
+}
+
+#[test]
+fn errors_do_not_show_what_a_file_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let secret = dir.path().join("shadow");
+    std::fs::write(&secret, "root:$6$secrethash:19000:0:99999:7:::\n").unwrap();
+    let bad_point = dir.path().join("point.sgf");
+    std::fs::write(&bad_point, "(;GM[1]SZ[9];B[zzsecret])").unwrap();
+    let bad_prop = dir.path().join("prop.sgf");
+    std::fs::write(&bad_prop, "(;GM[1]SZ[9]secret)").unwrap();
+    let mut e = engine(SgfAccess::Any);
+    for (file, leak) in [(&secret, "r"), (&bad_point, "zz"), (&bad_prop, "secret")] {
+        let err = run(&mut e, &format!("loadsgf {}", file.display())).unwrap_err();
+        let shown = err.replace(&file.display().to_string(), "");
+        assert!(shown.starts_with("cannot load file: "), "{err}");
+        assert!(!shown.contains("secret") && !shown.contains("'"), "{err}");
+        assert!(!shown.contains(&format!("{leak:?}")), "{err}");
+    }
+}
+
+#[test]
+fn within_a_directory_only_its_files_load() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("sgf");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("game.sgf"), GAME).unwrap();
+    std::fs::write(root.path().join("outside.sgf"), GAME).unwrap();
+    std::os::unix::fs::symlink(root.path().join("outside.sgf"), dir.join("link.sgf")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", dir.join("zero.sgf")).unwrap();
+    let mut e = engine(SgfAccess::Within(dir.clone()));
+    assert_eq!(run(&mut e, "loadsgf game.sgf"), Ok(String::new()));
+    let absolute = format!("loadsgf {}", dir.join("game.sgf").display());
+    assert_eq!(run(&mut e, &absolute), Ok(String::new()));
+    let outside = root.path().join("outside.sgf");
+    for name in [
+        "../outside.sgf".to_string(),
+        outside.display().to_string(),
+        "link.sgf".into(),
+        "zero.sgf".into(),
+        "/etc/passwd".into(),
+        "/no/such/file".into(),
+        "../../../../../../../../etc/passwd".into(),
+    ] {
+        let err = run(&mut e, &format!("loadsgf {name}")).unwrap_err();
+        assert!(err.contains("outside the SGF directory"), "{name}: {err}");
+    }
+    let err = run(&mut e, "loadsgf missing.sgf").unwrap_err();
+    assert!(
+        err.starts_with("cannot load file: ") && !err.contains("outside"),
+        "{err}"
+    );
+    let mut refused = engine(SgfAccess::Refused);
+    let err = run(&mut refused, &absolute).unwrap_err();
+    assert!(err.contains("not available"), "{err}");
+}
+
+#[test]
+fn reset_starts_a_new_client_afresh() {
+    let mut e = engine(SgfAccess::Any);
+    let startup = e.config().clone();
+    for line in [
+        "boardsize 9",
+        "komi 3.5",
+        "kata-set-rules japanese",
+        "kata-set-param cpuctExploration 2.5",
+        "time_settings 60 10 1",
+        "play b E5",
+    ] {
+        assert!(run(&mut e, line).is_ok(), "{line}");
+    }
+    assert_eq!(e.game().board().size().width(), 9);
+    e.reset(startup.clone()).unwrap();
+    assert_eq!(e.game().board().size(), BoardSize::square(19).unwrap());
+    assert!(e.game().turns().is_empty());
+    assert_eq!(e.game().rules(), &startup.rules);
+    assert_eq!(
+        run(&mut e, "kata-get-param cpuctExploration"),
+        Ok(startup.params.cpuct_exploration.to_string())
+    );
+    assert!(run(&mut e, "genmove b").is_ok());
+}
