@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# Runs the daemon under the real unit, sandbox and all: boots systemd in a container
+# (systemd-nspawn, on a throw-away overlay of this machine's root, with its own network),
+# starts tengen.service there and checks that it reaches READY, writes its state
+# directory, answers GTP on a pty serial port owned by root:dialout, publishes over MQTT
+# and stops cleanly; that it runs with no capabilities, a system call filter and its own
+# user namespace; and the same with systemd/jetson-gpu.conf and a board's memory drop-in.
+# A drop-in for the test turns a refused system call into SIGSYS (the unit says EPERM),
+# so that a call the filter refuses kills the daemon and fails the test.
+#
+# Usage: tests/sandbox.sh [TENGEN_BINARY]   (default target/debug/tengen). Needs root.
+# It skips, saying why, where no container can boot (not root, no systemd-nspawn); every
+# failure after the boot fails. Mounts and processes it made are removed on exit.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin="$(realpath "${1:-target/debug/tengen}")"
+[[ -x "$bin" ]] || { echo "sandbox: $bin is not an executable" >&2; exit 1; }
+
+skip() {
+    echo "sandbox: skipped: $*"
+    exit 0
+}
+fail() {
+    echo "sandbox: FAIL: $*" >&2
+    if [[ -n "${leader:-}" ]]; then
+        in_ct journalctl -u tengen.service -n 30 --no-pager -o cat >&2 || true
+    fi
+    exit 1
+}
+[[ $(id -u) -eq 0 ]] || skip "needs root (mounts and a container)"
+export PATH="$PATH:/usr/sbin" # mosquitto
+for tool in systemd-nspawn nsenter socat mosquitto mosquitto_sub python3; do
+    command -v "$tool" >/dev/null 2>&1 || skip "$tool is not installed"
+done
+
+tmp="$(mktemp -d)"
+rw="$tmp/rw"
+root="$tmp/root"
+nspawn_pid=""
+leader=""
+cleanup() {
+    if [[ -n "$nspawn_pid" ]]; then
+        kill "$nspawn_pid" 2>/dev/null || true # nspawn powers the container off
+        for _ in $(seq 50); do
+            kill -0 "$nspawn_pid" 2>/dev/null || break
+            sleep 0.2
+        done
+        kill -KILL "$nspawn_pid" 2>/dev/null || true
+        wait "$nspawn_pid" 2>/dev/null || true
+    fi
+    mountpoint -q "$root" && umount "$root"
+    mountpoint -q "$rw" && umount "$rw"
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# The container's root: this machine's root, read-only below a tmpfs for its changes.
+mkdir -p "$rw" "$root"
+mount -t tmpfs -o size=512M tmpfs "$rw"
+mkdir -p "$rw/upper" "$rw/work"
+mount -t overlay overlay -o "lowerdir=/,upperdir=$rw/upper,workdir=$rw/work" "$root" ||
+    skip "cannot mount an overlay of / (a container of its own?)"
+if command -v systemd-id128 >/dev/null 2>&1; then
+    systemd-id128 new >"$root/etc/machine-id"
+else
+    python3 -c 'import uuid; print(uuid.uuid4().hex)' >"$root/etc/machine-id"
+fi
+# Only what the test needs starts in there.
+rm -rf "$root/etc/systemd/system/multi-user.target.wants"
+install -m 0644 systemd/tengen.service "$root/etc/systemd/system/tengen.service"
+install -D -m 0644 systemd/tengen.sysusers "$root/usr/lib/sysusers.d/tengen.conf"
+install -d "$root/etc/tengen" "$root/etc/systemd/system/tengen.service.d" "$root/usr/share/tengen"
+cp -r boards "$root/usr/share/tengen/"
+cat >"$root/etc/tengen/tengen.toml" <<'EOF'
+[mqtt]
+host = "127.0.0.1"
+port = 1883
+device_id = "sandbox"
+[serial]
+port = "/dev/ttyGTP"
+[game]
+size = 9
+EOF
+echo 'TENGEN_ARGS=' >"$root/etc/default/tengen"
+cat >"$root/etc/systemd/system/tengen.service.d/zz-test.conf" <<'EOF'
+# The test's only change: a refused system call kills the daemon (SIGSYS) instead of
+# failing with EPERM, so that the test sees it.
+[Service]
+SystemCallErrorNumber=kill
+EOF
+
+systemd-nspawn -D "$root" --boot --register=no --keep-unit --link-journal=no \
+    --private-network --machine="tengen-sandbox-$$" --console=pipe --resolv-conf=off \
+    --timezone=off --bind-ro="$bin:/usr/bin/tengen" </dev/null >"$tmp/console.log" 2>&1 &
+nspawn_pid=$!
+# The container's init: nspawn's child that runs systemd.
+for _ in $(seq 100); do
+    leader="$(pgrep -P "$nspawn_pid" -x systemd || true)"
+    [[ -n "$leader" ]] && break
+    kill -0 "$nspawn_pid" 2>/dev/null || { cat "$tmp/console.log"; skip "systemd-nspawn could not boot a container"; }
+    sleep 0.2
+done
+[[ -n "$leader" ]] || skip "no systemd in the container after 20 s"
+in_ct() { nsenter -t "$leader" -a "$@"; }
+for _ in $(seq 100); do
+    state="$(in_ct systemctl is-system-running 2>/dev/null || true)"
+    [[ "$state" == running || "$state" == degraded ]] && break
+    sleep 0.2
+done
+[[ "$state" == running || "$state" == degraded ]] || skip "the container did not finish booting ($state)"
+echo "sandbox: container booted ($(in_ct systemctl --version | head -n 1))"
+
+in_ct systemd-sysusers
+in_ct sh -c 'chgrp tengen /etc/tengen/tengen.toml && chmod 0640 /etc/tengen/tengen.toml'
+# The broker, in the container's network.
+nsenter -t "$leader" -n mosquitto -p 1883 >"$tmp/mosquitto.log" 2>&1 &
+broker=$!
+trap 'kill "$broker" 2>/dev/null || true; cleanup' EXIT
+
+# A serial port: a pty owned by root:dialout like /dev/ttyUSB0, bridged to a TCP port.
+# socat ends with the one connection the test makes, and the pty with it.
+serial_port() {
+    # The last run's socat removes its link as it exits: let it go first.
+    for _ in $(seq 50); do
+        in_ct test -e /dev/ttyGTP || break
+        sleep 0.1
+    done
+    in_ct socat pty,link=/dev/ttyGTP,rawer,group=dialout,mode=660 TCP-LISTEN:4999,reuseaddr \
+        >/dev/null 2>&1 &
+    for _ in $(seq 50); do
+        in_ct test -e /dev/ttyGTP && return 0
+        sleep 0.1
+    done
+    fail "socat made no pty"
+}
+
+run_once() { # LABEL
+    local label="$1" pid status gtp text
+    serial_port
+    in_ct systemctl daemon-reload
+    in_ct systemctl start tengen.service || fail "$label: tengen.service did not start"
+    [[ "$(in_ct systemctl is-active tengen.service)" == active ]] || fail "$label: not active"
+    pid="$(in_ct systemctl show -p MainPID --value tengen.service)"
+    status="$(in_ct cat "/proc/$pid/status")"
+    grep -q '^CapBnd:[[:space:]]*0000000000000000$' <<<"$status" || fail "$label: capabilities left"
+    grep -q '^Seccomp:[[:space:]]*2$' <<<"$status" || fail "$label: no system call filter"
+    grep -q '^NoNewPrivs:[[:space:]]*1$' <<<"$status" || fail "$label: NoNewPrivs is off"
+    [[ "$(in_ct cat "/proc/$pid/uid_map" | wc -l)" -eq 2 ]] || fail "$label: no private user namespace"
+    # GTP over the serial port: the engine must answer and play.
+    gtp="$(nsenter -t "$leader" -n python3 - <<'EOF'
+import socket, time
+s = socket.create_connection(("127.0.0.1", 4999), timeout=30)
+s.sendall(b"name\nclear_board\nplay b E5\ngenmove w\n")
+buf, end = b"", time.monotonic() + 30
+while buf.count(b"\n\n") < 4 and time.monotonic() < end:
+    chunk = s.recv(4096)
+    if not chunk:
+        break
+    buf += chunk
+print(buf.decode().replace("\n\n", " | ").strip())
+EOF
+)" || fail "$label: no GTP session on the serial port"
+    grep -Eq '^= Tengen \| = \| = \| = [A-HJ-T][0-9]+ \|$' <<<"$gtp" || fail "$label: GTP on the serial port answered: $gtp"
+    # MQTT: the retained game state holds the moves just played.
+    text="$(nsenter -t "$leader" -n timeout 10 mosquitto_sub -p 1883 -t tengen/sandbox/state -C 1)" ||
+        fail "$label: no state message over MQTT"
+    grep -q '"B E5"' <<<"$text" || fail "$label: the MQTT state lacks B E5: $text"
+    # The state directory: the journal, private to the daemon (UMask=0077).
+    [[ "$(in_ct stat -c '%U %a' /var/lib/tengen/journal.jsonl)" == "tengen 600" ]] ||
+        fail "$label: journal.jsonl is $(in_ct stat -c '%U %a' /var/lib/tengen/journal.jsonl)"
+    in_ct systemctl stop tengen.service
+    [[ "$(in_ct systemctl show -p Result --value tengen.service)" == success ]] ||
+        fail "$label: the daemon did not stop cleanly ($(in_ct systemctl show -p Result -p ExecMainStatus tengen.service | paste -sd ' '))"
+    [[ "$(in_ct systemctl show -p NRestarts --value tengen.service)" == 0 ]] || fail "$label: the daemon restarted"
+    echo "sandbox ($label): READY, GTP on a root:dialout pty answered ($gtp), MQTT state published, journal 0600 tengen, stopped cleanly; no capabilities, seccomp on, private user namespace"
+}
+
+run_once "the unit"
+cp systemd/jetson-gpu.conf "$root/etc/systemd/system/tengen.service.d/"
+"$bin" config --board jetson-nano --boards-dir boards --config /dev/null --systemd \
+    >"$root/etc/systemd/system/tengen.service.d/memory.conf"
+run_once "with jetson-gpu.conf and jetson-nano's memory.conf"
+[[ "$(in_ct systemctl show -p MemoryMax --value tengen.service)" == $((2560 << 20)) ]] ||
+    fail "MemoryMax is not jetson-nano's 2560M"
+echo "sandbox: passed"
