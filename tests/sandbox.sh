@@ -4,7 +4,8 @@
 # starts tengen.service there and checks that it reaches READY, writes its state
 # directory, answers GTP on a pty serial port owned by root:dialout, publishes over MQTT
 # and stops cleanly; that it runs with no capabilities, a system call filter and its own
-# user namespace; and the same with systemd/jetson-gpu.conf and a board's memory drop-in.
+# user namespace; and the same with systemd/jetson-gpu.conf and a board's memory drop-in,
+# and with the x86 kiosk's profile running a network on ONNX Runtime when it can.
 # A drop-in for the test turns a refused system call into SIGSYS (the unit says EPERM),
 # so that a call the filter refuses kills the daemon and fails the test.
 #
@@ -182,4 +183,33 @@ cp systemd/jetson-gpu.conf "$root/etc/systemd/system/tengen.service.d/"
 run_once "with jetson-gpu.conf and jetson-nano's memory.conf"
 [[ "$(in_ct systemctl show -p MemoryMax --value tengen.service)" == $((2560 << 20)) ]] ||
     fail "MemoryMax is not jetson-nano's 2560M"
+
+# The x86 kiosk's network on ONNX Runtime (CPU), where a build with the `ort` feature, the
+# library (ORT_DYLIB_PATH, as tests/run.sh sets it) and g170-b6c96 from the shared data are
+# at hand: the runtime's threads, memory maps and CPU detection under the filter.
+model="${TENGEN_SHARED:-../shared}/models/g170-b6c96.bin.gz"
+if [[ -z "${ORT_DYLIB_PATH:-}" || ! -f "$ORT_DYLIB_PATH" ]]; then
+    echo "sandbox: the ONNX Runtime run skipped: no ORT_DYLIB_PATH"
+elif [[ ! -f "$model" ]]; then
+    echo "sandbox: the ONNX Runtime run skipped: no $model"
+else
+    rm "$root/etc/systemd/system/tengen.service.d/jetson-gpu.conf"
+    "$bin" config --board x86-kiosk --boards-dir boards --config /dev/null --systemd \
+        >"$root/etc/systemd/system/tengen.service.d/memory.conf"
+    install -m 0644 "$ORT_DYLIB_PATH" "$root/usr/lib/libonnxruntime-sandbox.so"
+    install -D -m 0644 "$model" "$root/var/lib/tengen/models/g170-b6c96.bin.gz"
+    in_ct chown -R tengen:tengen /var/lib/tengen/models
+    printf '%s\n' "TENGEN_ARGS=--board x86-kiosk" "ORT_DYLIB_PATH=/usr/lib/libonnxruntime-sandbox.so" \
+        >"$root/etc/default/tengen"
+    since="$(in_ct date '+%Y-%m-%d %H:%M:%S')"
+    run_once "x86-kiosk: g170-b6c96 on ONNX Runtime"
+    log="$(in_ct journalctl -u tengen.service --since "$since" --no-pager -o cat)"
+    if grep -qF 'built without the' <<<"$log"; then
+        echo "sandbox: the ONNX Runtime run fell back to tract: $bin was built without the ort feature"
+    else
+        grep -q 'network backend: ort CPU' <<<"$log" ||
+            fail "the network did not run on ONNX Runtime: $(grep -i 'backend' <<<"$log" | paste -sd ' ')"
+        echo "sandbox: the network ran on ONNX Runtime (CPU) under the filter"
+    fi
+fi
 echo "sandbox: passed"
