@@ -3,8 +3,10 @@
 # in them, installs the amd64 one into a throw-away root (dpkg --root, maintainer scripts
 # included), checks that the configuration is 0640 root:tengen and the unit enabled, and
 # starts the installed daemon there until systemd would hear READY=1; then upgrades that
-# root (the unit disabled, then enabled: an upgrade must keep it so) and purges it. The
-# arm64 package is installed and started likewise under qemu-user when it is installed.
+# root (the unit disabled, then enabled: an upgrade must keep it so) and purges it; then
+# installs, upgrades and purges it under a running systemd in a container (started,
+# restarted, kept disabled: see under_systemd). The arm64 package is installed and started
+# likewise under qemu-user when it is installed.
 #
 # Usage: tests/deb.sh [PROFILE]   (default release; CI passes `test`, the binaries it tested)
 #
@@ -16,7 +18,9 @@ profile="${1:-release}"
 arm=aarch64-unknown-linux-gnu
 cache="${TENGEN_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/tengen}"
 out="$(mktemp -d)"
-trap 'rm -rf "$out"' EXIT
+# shellcheck source=tests/container.sh
+. tests/container.sh
+trap 'container_cleanup; rm -rf "$out"' EXIT
 fail() {
     echo "deb: $*" >&2
     exit 1
@@ -222,10 +226,58 @@ upgrade_and_purge() { # DEB ARCH
     echo "deb upgrade: to $version, three times: configuration replaced and 0640 root:tengen (also from 0644 root:root); a disabled unit stays disabled (also without deb-systemd-helper's record), an enabled one enabled; purge cleans up"
 }
 
+# The same package under a running systemd, in a container (tests/container.sh): the first
+# install enables and starts the daemon; an upgrade restarts it; a unit the admin disabled
+# stays disabled, stopped if it was stopped and restarted if it was running; purge removes it.
+under_systemd() { # DEB UPGRADE-DEB (both in $out)
+    local deb="/debs/${1#"$out"/}" new="/debs/${2#"$out"/}" pid
+    if ! container_prepare || ! container_boot --bind-ro="$out:/debs"; then
+        echo "deb under systemd: skipped: $ct_why"
+        return 0
+    fi
+    ct_dpkg() { # DPKG-ARGS...
+        in_ct dpkg "$@" >"$out/dpkg-container.log" 2>&1 ||
+            { cat "$out/dpkg-container.log" >&2; fail "dpkg $* in the container failed"; }
+    }
+    unit_is() { # ENABLED ACTIVE WHEN
+        local e a
+        e="$(in_ct systemctl is-enabled tengen.service 2>/dev/null || true)"
+        a="$(in_ct systemctl is-active tengen.service 2>/dev/null || true)"
+        [[ "$e $a" == "$1 $2" ]] || fail "under systemd, $3: tengen.service is $e and $a, not $1 and $2"
+    }
+    main_pid() { in_ct systemctl show -p MainPID --value tengen.service; }
+
+    ct_dpkg -i "$deb"
+    unit_is enabled active "after the first install"
+    [[ "$(in_ct stat -c '%a %U %G' /etc/tengen/tengen.toml)" == "640 root tengen" ]] ||
+        fail "under systemd: /etc/tengen/tengen.toml is $(in_ct stat -c '%a %U %G' /etc/tengen/tengen.toml)"
+    pid="$(main_pid)"
+    ct_dpkg -i "$new"
+    unit_is enabled active "after an upgrade"
+    [[ "$(main_pid)" != "$pid" ]] || fail "under systemd: the upgrade did not restart the daemon"
+
+    in_ct systemctl --quiet disable --now tengen.service
+    ct_dpkg -i "$deb"
+    unit_is disabled inactive "after an upgrade of the disabled, stopped unit"
+
+    in_ct systemctl start tengen.service
+    pid="$(main_pid)"
+    ct_dpkg -i "$new"
+    unit_is disabled active "after an upgrade of the disabled unit started by hand"
+    [[ "$(main_pid)" != "$pid" ]] || fail "under systemd: the upgrade did not restart the running daemon"
+
+    ct_dpkg --purge tengen
+    [[ -z "$(in_ct systemctl list-unit-files --no-legend tengen.service)" ]] || fail "under systemd: the purge left the unit"
+    ! in_ct test -e /etc/tengen/tengen.toml || fail "under systemd: the purge left the configuration"
+    container_cleanup
+    echo "deb under systemd: first install enabled and started the daemon; upgrades restarted it, kept a disabled unit disabled (stopped, or restarted when running); purge removed it"
+}
+
 host_deb="$(package "")"
 check "$host_deb" amd64 "x86-64"
 install_and_start "$host_deb" amd64
 upgrade_and_purge "$host_deb" amd64
+under_systemd "$host_deb" "$out/upgrade-amd64.deb"
 
 if [[ -x "$(dir_of "$arm")/tengen" ]]; then
     arm_deb="$(package "$arm")"

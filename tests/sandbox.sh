@@ -23,51 +23,22 @@ skip() {
 }
 fail() {
     echo "sandbox: FAIL: $*" >&2
-    if [[ -n "${leader:-}" ]]; then
+    if [[ -n "${ct_leader:-}" ]]; then
         in_ct journalctl -u tengen.service -n 30 --no-pager -o cat >&2 || true
     fi
     exit 1
 }
-[[ $(id -u) -eq 0 ]] || skip "needs root (mounts and a container)"
 export PATH="$PATH:/usr/sbin" # mosquitto
-for tool in systemd-nspawn nsenter socat mosquitto mosquitto_sub python3; do
+for tool in socat mosquitto mosquitto_sub python3; do
     command -v "$tool" >/dev/null 2>&1 || skip "$tool is not installed"
 done
 
-tmp="$(mktemp -d)"
-rw="$tmp/rw"
-root="$tmp/root"
-nspawn_pid=""
-leader=""
-cleanup() {
-    if [[ -n "$nspawn_pid" ]]; then
-        kill "$nspawn_pid" 2>/dev/null || true # nspawn powers the container off
-        for _ in $(seq 50); do
-            kill -0 "$nspawn_pid" 2>/dev/null || break
-            sleep 0.2
-        done
-        kill -KILL "$nspawn_pid" 2>/dev/null || true
-        wait "$nspawn_pid" 2>/dev/null || true
-    fi
-    mountpoint -q "$root" && umount "$root"
-    mountpoint -q "$rw" && umount "$rw"
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-# The container's root: this machine's root, read-only below a tmpfs for its changes.
-mkdir -p "$rw" "$root"
-mount -t tmpfs -o size=512M tmpfs "$rw"
-mkdir -p "$rw/upper" "$rw/work"
-mount -t overlay overlay -o "lowerdir=/,upperdir=$rw/upper,workdir=$rw/work" "$root" ||
-    skip "cannot mount an overlay of / (a container of its own?)"
-if command -v systemd-id128 >/dev/null 2>&1; then
-    systemd-id128 new >"$root/etc/machine-id"
-else
-    python3 -c 'import uuid; print(uuid.uuid4().hex)' >"$root/etc/machine-id"
-fi
-# Only what the test needs starts in there.
-rm -rf "$root/etc/systemd/system/multi-user.target.wants"
+# shellcheck source=tests/container.sh
+. tests/container.sh
+broker=""
+trap 'if [[ -n "$broker" ]]; then kill "$broker" 2>/dev/null || true; fi; container_cleanup' EXIT
+container_prepare || skip "$ct_why"
+root="$ct_root"
 install -m 0644 systemd/tengen.service "$root/etc/systemd/system/tengen.service"
 install -D -m 0644 systemd/tengen.sysusers "$root/usr/lib/sysusers.d/tengen.conf"
 install -d "$root/etc/tengen" "$root/etc/systemd/system/tengen.service.d" "$root/usr/share/tengen"
@@ -89,34 +60,14 @@ cat >"$root/etc/systemd/system/tengen.service.d/zz-test.conf" <<'EOF'
 [Service]
 SystemCallErrorNumber=kill
 EOF
-
-systemd-nspawn -D "$root" --boot --register=no --keep-unit --link-journal=no \
-    --private-network --machine="tengen-sandbox-$$" --console=pipe --resolv-conf=off \
-    --timezone=off --bind-ro="$bin:/usr/bin/tengen" </dev/null >"$tmp/console.log" 2>&1 &
-nspawn_pid=$!
-# The container's init: nspawn's child that runs systemd.
-for _ in $(seq 100); do
-    leader="$(pgrep -P "$nspawn_pid" -x systemd || true)"
-    [[ -n "$leader" ]] && break
-    kill -0 "$nspawn_pid" 2>/dev/null || { cat "$tmp/console.log"; skip "systemd-nspawn could not boot a container"; }
-    sleep 0.2
-done
-[[ -n "$leader" ]] || skip "no systemd in the container after 20 s"
-in_ct() { nsenter -t "$leader" -a "$@"; }
-for _ in $(seq 100); do
-    state="$(in_ct systemctl is-system-running 2>/dev/null || true)"
-    [[ "$state" == running || "$state" == degraded ]] && break
-    sleep 0.2
-done
-[[ "$state" == running || "$state" == degraded ]] || skip "the container did not finish booting ($state)"
+container_boot --bind-ro="$bin:/usr/bin/tengen" || skip "$ct_why"
 echo "sandbox: container booted ($(in_ct systemctl --version | head -n 1))"
 
 in_ct systemd-sysusers
 in_ct sh -c 'chgrp tengen /etc/tengen/tengen.toml && chmod 0640 /etc/tengen/tengen.toml'
 # The broker, in the container's network.
-nsenter -t "$leader" -n mosquitto -p 1883 >"$tmp/mosquitto.log" 2>&1 &
+nsenter -t "$ct_leader" -n mosquitto -p 1883 >/dev/null 2>&1 &
 broker=$!
-trap 'kill "$broker" 2>/dev/null || true; cleanup' EXIT
 
 # A serial port: a pty owned by root:dialout like /dev/ttyUSB0, bridged to a TCP port.
 # socat ends with the one connection the test makes, and the pty with it.
@@ -148,7 +99,7 @@ run_once() { # LABEL
     grep -q '^NoNewPrivs:[[:space:]]*1$' <<<"$status" || fail "$label: NoNewPrivs is off"
     [[ "$(in_ct cat "/proc/$pid/uid_map" | wc -l)" -eq 2 ]] || fail "$label: no private user namespace"
     # GTP over the serial port: the engine must answer and play.
-    gtp="$(nsenter -t "$leader" -n python3 - <<'EOF'
+    gtp="$(nsenter -t "$ct_leader" -n python3 - <<'EOF'
 import socket, time
 s = socket.create_connection(("127.0.0.1", 4999), timeout=30)
 s.sendall(b"name\nclear_board\nplay b E5\ngenmove w\n")
@@ -163,7 +114,7 @@ EOF
 )" || fail "$label: no GTP session on the serial port"
     grep -Eq '^= Tengen \| = \| = \| = [A-HJ-T][0-9]+ \|$' <<<"$gtp" || fail "$label: GTP on the serial port answered: $gtp"
     # MQTT: the retained game state holds the moves just played.
-    text="$(nsenter -t "$leader" -n timeout 10 mosquitto_sub -p 1883 -t tengen/sandbox/state -C 1)" ||
+    text="$(nsenter -t "$ct_leader" -n timeout 10 mosquitto_sub -p 1883 -t tengen/sandbox/state -C 1)" ||
         fail "$label: no state message over MQTT"
     grep -q '"B E5"' <<<"$text" || fail "$label: the MQTT state lacks B E5: $text"
     # The state directory: the journal, private to the daemon (UMask=0077).
