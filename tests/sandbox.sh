@@ -39,6 +39,10 @@ broker=""
 trap 'if [[ -n "$broker" ]]; then kill "$broker" 2>/dev/null || true; fi; container_cleanup' EXIT
 container_prepare || skip "$ct_why"
 root="$ct_root"
+# Everything below writes under $root: never let that be this machine's /.
+if [[ -z "$root" ]] || ! mountpoint -q "$root"; then
+    fail "no container root mounted"
+fi
 install -m 0644 systemd/tengen.service "$root/etc/systemd/system/tengen.service"
 install -D -m 0644 systemd/tengen.sysusers "$root/usr/lib/sysusers.d/tengen.conf"
 install -d "$root/etc/tengen" "$root/etc/systemd/system/tengen.service.d" "$root/usr/share/tengen"
