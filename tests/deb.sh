@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Builds the Debian packages (amd64 and arm64) from binaries already built, checks what is
 # in them, installs the amd64 one into a throw-away root (dpkg --root, maintainer scripts
-# included) and starts the installed daemon there until systemd would hear READY=1; the
-# arm64 one likewise under qemu-user when it is installed.
+# included), checks that the configuration is 0640 root:tengen and the unit enabled, and
+# starts the installed daemon there until systemd would hear READY=1; then upgrades that
+# root (the unit disabled, then enabled: an upgrade must keep it so) and purges it; then
+# installs, upgrades and purges it under a running systemd in a container (started,
+# restarted, kept disabled: see under_systemd). The arm64 package is installed and started
+# likewise under qemu-user when it is installed.
 #
 # Usage: tests/deb.sh [PROFILE]   (default release; CI passes `test`, the binaries it tested)
 #
@@ -14,7 +18,9 @@ profile="${1:-release}"
 arm=aarch64-unknown-linux-gnu
 cache="${TENGEN_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/tengen}"
 out="$(mktemp -d)"
-trap 'rm -rf "$out"' EXIT
+# shellcheck source=tests/container.sh
+. tests/container.sh
+trap 'container_cleanup; rm -rf "$out"' EXIT
 fail() {
     echo "deb: $*" >&2
     exit 1
@@ -91,10 +97,39 @@ check() { # DEB ARCH FILE-PATTERN
     dpkg --compare-versions "$declared" ge "$glibc" ||
         fail "$deb: the binary needs glibc $glibc but the package depends on libc6 >= $declared"
     cmp -s systemd/tengen.service "$x/usr/lib/systemd/system/tengen.service" || fail "$deb: unit differs"
+    # The configuration (it may hold the MQTT password) is never world-readable, not even
+    # between unpacking and postinst.
+    dpkg-deb --contents "$deb" | grep -Eq '^-rw-r----- (root/root|0/0) .* (\./)?etc/tengen/tengen\.toml$' ||
+        fail "$deb: etc/tengen/tengen.toml is not -rw-r----- root/root"
     for b in boards/*/board.toml; do
         cmp -s "$b" "$x/usr/share/tengen/$b" || fail "$deb: $b differs"
     done
     echo "deb contents: $(basename "$deb"): $(wc -l <<<"$contents") entries, the ${#expected[@]} expected files present, $arch, binary $pattern needing glibc $glibc (declared >= $declared)"
+}
+
+# dpkg on the throw-away root ROOT; the maintainer scripts run on this machine with
+# DPKG_ROOT=ROOT (so they must touch nothing outside it).
+dpkg_in() { # ROOT LOG DPKG-ARGS...
+    local root="$1" log="$2"
+    shift 2
+    dpkg --root="$root" --log=/dev/null --force-script-chrootless --force-depends \
+        --force-architecture "$@" >"$log" 2>&1 ||
+        { cat "$log" >&2; fail "dpkg $* failed"; }
+}
+
+# The link that enables the unit (WantedBy=multi-user.target). Test it with -L: it points
+# into the root's /usr, so from here it dangles and -e is false.
+wants=etc/systemd/system/multi-user.target.wants/tengen.service
+
+# The configuration must be mode 0640, owner root, group tengen: compared as numbers,
+# since the tengen group exists only in ROOT.
+config_is_private() { # ROOT WHEN
+    local gid st
+    gid="$(sed -n 's/^tengen:[^:]*:\([0-9]*\):.*/\1/p' "$1/etc/group")"
+    [[ -n "$gid" ]] || fail "$2: no tengen group"
+    st="$(stat -c '%a %u %g' "$1/etc/tengen/tengen.toml")"
+    [[ "$st" == "640 0 $gid" ]] ||
+        fail "$2: /etc/tengen/tengen.toml has mode, owner, group $st, not 640 0 $gid (root:tengen)"
 }
 
 # Installs DEB into a fresh root with dpkg (maintainer scripts run with DPKG_ROOT set), then
@@ -108,12 +143,12 @@ install_and_start() { # DEB ARCH [RUNNER...]
     : >"$root/etc/passwd"
     : >"$root/etc/group"
     echo "dialout:x:20:" >"$root/etc/group"
-    dpkg --root="$root" --log=/dev/null --force-script-chrootless --force-depends \
-        --force-architecture -i "$deb" >"$out/dpkg-$arch.log" 2>&1 ||
-        { cat "$out/dpkg-$arch.log" >&2; fail "dpkg could not install $deb"; }
+    dpkg_in "$root" "$out/dpkg-$arch.log" -i "$deb"
     dpkg --root="$root" -s tengen | grep -q '^Status: install ok installed' || fail "$deb is not installed"
     grep -q '^tengen:' "$root/etc/passwd" || fail "postinst did not create the tengen user"
     grep -q '^dialout:.*tengen' "$root/etc/group" || fail "tengen is not in dialout"
+    config_is_private "$root" "first install"
+    [[ -L "$root/$wants" ]] || fail "the first install did not enable tengen.service"
     python3 - "$out/state-$arch" "$@" "$root/usr/bin/tengen" serve \
         --config "$root/etc/tengen/tengen.toml" --boards-dir "$root/usr/share/tengen/boards" <<'EOF'
 import os, signal, socket, subprocess, sys, tempfile, time
@@ -137,12 +172,112 @@ if code != 0:
     sys.exit(f"the installed daemon exited with {code} on SIGTERM")
 print(f"installed daemon ready in {ready:.2f} s, stopped cleanly")
 EOF
-    echo "deb install: $(basename "$deb") installed into a throw-away root; user created; daemon started and stopped"
+    echo "deb install: $(basename "$deb") installed into a throw-away root; user created; configuration 0640 root:tengen; unit enabled; daemon started and stopped"
+}
+
+# Upgrades the root install_and_start left with a later version of DEB, whose configuration
+# differs (so dpkg replaces the unmodified conffile): the configuration must be 0640
+# root:tengen (even when it was world-readable before), and the unit as the admin left
+# it, disabled or enabled. Then purges.
+upgrade_and_purge() { # DEB ARCH
+    local deb="$1" arch="$2"
+    local root="$out/root-$arch" new="$out/upgrade-$arch" version
+    version="$(dpkg-deb -f "$deb" Version)+1"
+    dpkg-deb -R "$deb" "$new"
+    sed -i "s/^Version: .*/Version: $version/" "$new/DEBIAN/control"
+    echo "# upgraded" >>"$new/etc/tengen/tengen.toml"
+    if [[ -f "$new/DEBIAN/md5sums" ]]; then
+        (cd "$new" && find . -type f ! -path './DEBIAN/*' -printf '%P\0' | sort -z | xargs -0 md5sum >DEBIAN/md5sums)
+    fi
+    dpkg-deb --root-owner-group -b "$new" "$new.deb" >/dev/null
+    upgrade() { # WHEN
+        dpkg_in "$root" "$out/dpkg-upgrade-$arch.log" -i "$new.deb"
+        [[ "$(dpkg --root="$root" -s tengen | sed -n 's/^Version: //p')" == "$version" ]] ||
+            fail "$1: tengen $version is not installed"
+        config_is_private "$root" "$1"
+    }
+
+    # The configuration as packages before this one left it (0644 root:root, no override),
+    # and the unit disabled by the admin.
+    dpkg-statoverride --root="$root" --remove /etc/tengen/tengen.toml 2>/dev/null || true
+    chown 0:0 "$root/etc/tengen/tengen.toml"
+    chmod 0644 "$root/etc/tengen/tengen.toml"
+    systemctl --root="$root" --quiet disable tengen.service
+    [[ ! -L "$root/$wants" ]] || fail "systemctl --root disable left $wants"
+    upgrade "upgrade of a disabled unit"
+    [[ -n "$(dpkg-statoverride --root="$root" --list /etc/tengen/tengen.toml)" ]] ||
+        fail "the upgrade registered no statoverride for /etc/tengen/tengen.toml"
+    grep -qx '# upgraded' "$root/etc/tengen/tengen.toml" || fail "the upgrade did not replace the configuration"
+    [[ ! -L "$root/$wants" ]] || fail "the upgrade enabled the unit the admin had disabled"
+
+    systemctl --root="$root" --quiet enable tengen.service
+    upgrade "upgrade of an enabled unit"
+    [[ -L "$root/$wants" ]] || fail "the upgrade disabled the enabled unit"
+
+    # A version that enabled the unit with systemctl left deb-systemd-helper no record.
+    systemctl --root="$root" --quiet disable tengen.service
+    rm -rf "$root/var/lib/systemd/deb-systemd-helper-enabled"
+    upgrade "upgrade of a disabled unit without deb-systemd-helper's record"
+    [[ ! -L "$root/$wants" ]] || fail "an upgrade without a record enabled the disabled unit"
+
+    dpkg_in "$root" "$out/dpkg-purge-$arch.log" --purge tengen
+    [[ -z "$(dpkg-statoverride --root="$root" --list)" ]] || fail "the purge left a statoverride"
+    [[ ! -e "$root/etc/tengen/tengen.toml" ]] || fail "the purge left the configuration"
+    echo "deb upgrade: to $version, three times: configuration replaced and 0640 root:tengen (also from 0644 root:root); a disabled unit stays disabled (also without deb-systemd-helper's record), an enabled one enabled; purge cleans up"
+}
+
+# The same package under a running systemd, in a container (tests/container.sh): the first
+# install enables and starts the daemon; an upgrade restarts it; a unit the admin disabled
+# stays disabled, stopped if it was stopped and restarted if it was running; purge removes it.
+under_systemd() { # DEB UPGRADE-DEB (both in $out)
+    local deb="/debs/${1#"$out"/}" new="/debs/${2#"$out"/}" pid
+    if ! container_prepare || ! container_boot --bind-ro="$out:/debs"; then
+        echo "deb under systemd: skipped: $ct_why"
+        return 0
+    fi
+    ct_dpkg() { # DPKG-ARGS...
+        in_ct dpkg "$@" >"$out/dpkg-container.log" 2>&1 ||
+            { cat "$out/dpkg-container.log" >&2; fail "dpkg $* in the container failed"; }
+    }
+    unit_is() { # ENABLED ACTIVE WHEN
+        local e a
+        e="$(in_ct systemctl is-enabled tengen.service 2>/dev/null || true)"
+        a="$(in_ct systemctl is-active tengen.service 2>/dev/null || true)"
+        [[ "$e $a" == "$1 $2" ]] || fail "under systemd, $3: tengen.service is $e and $a, not $1 and $2"
+    }
+    main_pid() { in_ct systemctl show -p MainPID --value tengen.service; }
+
+    ct_dpkg -i "$deb"
+    unit_is enabled active "after the first install"
+    [[ "$(in_ct stat -c '%a %U %G' /etc/tengen/tengen.toml)" == "640 root tengen" ]] ||
+        fail "under systemd: /etc/tengen/tengen.toml is $(in_ct stat -c '%a %U %G' /etc/tengen/tengen.toml)"
+    pid="$(main_pid)"
+    ct_dpkg -i "$new"
+    unit_is enabled active "after an upgrade"
+    [[ "$(main_pid)" != "$pid" ]] || fail "under systemd: the upgrade did not restart the daemon"
+
+    in_ct systemctl --quiet disable --now tengen.service
+    ct_dpkg -i "$deb"
+    unit_is disabled inactive "after an upgrade of the disabled, stopped unit"
+
+    in_ct systemctl start tengen.service
+    pid="$(main_pid)"
+    ct_dpkg -i "$new"
+    unit_is disabled active "after an upgrade of the disabled unit started by hand"
+    [[ "$(main_pid)" != "$pid" ]] || fail "under systemd: the upgrade did not restart the running daemon"
+
+    ct_dpkg --purge tengen
+    [[ -z "$(in_ct systemctl list-unit-files --no-legend tengen.service)" ]] || fail "under systemd: the purge left the unit"
+    ! in_ct test -e /etc/tengen/tengen.toml || fail "under systemd: the purge left the configuration"
+    container_cleanup
+    echo "deb under systemd: first install enabled and started the daemon; upgrades restarted it, kept a disabled unit disabled (stopped, or restarted when running); purge removed it"
 }
 
 host_deb="$(package "")"
 check "$host_deb" amd64 "x86-64"
 install_and_start "$host_deb" amd64
+upgrade_and_purge "$host_deb" amd64
+under_systemd "$host_deb" "$out/upgrade-amd64.deb"
 
 if [[ -x "$(dir_of "$arm")/tengen" ]]; then
     arm_deb="$(package "$arm")"

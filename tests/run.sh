@@ -16,12 +16,15 @@ step() {
 
 have() { cargo "$1" --version >/dev/null 2>&1; }
 
-# The appliance's tests run a real broker (mosquitto), a real pty (socat) and systemd's
-# unit checker; install them when missing (Debian packages).
+# The appliance's tests run a real broker (mosquitto), a real pty (socat), systemd's
+# unit checker and a systemd container; install them when missing (Debian packages).
 missing=()
 command -v mosquitto >/dev/null 2>&1 || [[ -x /usr/sbin/mosquitto ]] || missing+=(mosquitto)
 command -v socat >/dev/null 2>&1 || missing+=(socat)
 command -v systemd-analyze >/dev/null 2>&1 || missing+=(systemd)
+# The sandbox test boots a container and reads MQTT with mosquitto's client.
+command -v systemd-nspawn >/dev/null 2>&1 || missing+=(systemd-container)
+command -v mosquitto_sub >/dev/null 2>&1 || missing+=(mosquitto-clients)
 if ((${#missing[@]})); then
     step "installing ${missing[*]}"
     SUDO=""
@@ -64,6 +67,9 @@ cargo test --workspace --features tengen/ort -- --nocapture
 # The binary the integration tests just ran (cargo test builds it as target/debug/tengen).
 step "systemd unit"
 tests/systemd.sh target/debug/tengen
+# The same binary under the unit's sandbox, in a container booted with systemd.
+step "systemd sandbox"
+tests/sandbox.sh target/debug/tengen
 
 # The boards' build: aarch64 test suites and GTP sessions under qemu-user.
 step "aarch64"

@@ -152,6 +152,14 @@ pub struct State {
     pub dir: Option<PathBuf>,
 }
 
+/// The systemd service's limits, which `tengen config --systemd` prints as a drop-in.
+#[derive(Deserialize, Serialize, Debug, Default, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Service {
+    /// The unit's MemoryMax=: a size such as "2560M" or "2.5G" (K, M, G, T: powers of 1024).
+    pub memory_max: Option<String>,
+}
+
 /// A configuration, or a layer of one (profile or file): every key optional.
 #[derive(Deserialize, Serialize, Debug, Default, Clone, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -177,6 +185,9 @@ pub struct Config {
     /// Analysis.
     #[serde(default)]
     pub analysis: AnalysisCfg,
+    /// The systemd service's limits.
+    #[serde(default)]
+    pub service: Service,
 }
 
 /// Takes `top`'s value where it has one.
@@ -251,6 +262,8 @@ impl Config {
                 top: Some(5),
                 max_visits: Some(20_000),
             },
+            // None: the unit's own limits (a share of the RAM) apply.
+            service: Service::default(),
         }
     }
 
@@ -307,6 +320,7 @@ impl Config {
         over(&mut self.serial.baud, &top.serial.baud);
         over(&mut self.board.stability, &top.board.stability);
         over(&mut self.state.dir, &top.state.dir);
+        over(&mut self.service.memory_max, &top.service.memory_max);
     }
 
     /// Checks every value; the error names the key.
@@ -428,6 +442,9 @@ impl Config {
         let a = &self.analysis;
         in_range("analysis.interval_ms", a.interval_ms, 10, 60_000)?;
         in_range("analysis.top", a.top, 1, 50)?;
+        if let Some(m) = &self.service.memory_max {
+            crate::unit::memory_mib(m).context("service.memory_max")?;
+        }
         Ok(())
     }
 }

@@ -11,6 +11,7 @@ mod match_runner;
 mod network;
 mod score;
 mod serve;
+mod unit;
 
 use clap::{Parser, Subcommand};
 
@@ -30,7 +31,7 @@ enum Command {
     #[command(subcommand)]
     Bench(bench::BenchCommand),
     /// Print the appliance configuration: defaults, a board profile, the file over them.
-    Config(config::ConfigArgs),
+    Config(unit::ConfigCommand),
     /// Play and analyse over GTP on standard input and output.
     Gtp(gtp::GtpArgs),
     /// Convert a KataGo network (.bin.gz) to an ONNX graph that follows KataGo's ONNX contract.
@@ -59,7 +60,7 @@ fn main() -> std::process::ExitCode {
     let result = match cli.command {
         Command::Analysis(a) => analysis::run(a),
         Command::Bench(b) => bench::run(b),
-        Command::Config(c) => config::run(c),
+        Command::Config(c) => unit::run(c),
         Command::Convert(c) => convert::run(c),
         Command::Gtp(g) => gtp::run(g),
         Command::Match(m) => match_runner::run(m),

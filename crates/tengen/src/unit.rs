@@ -1,0 +1,160 @@
+//! `tengen config --systemd`: the systemd unit's limits for a board, as a drop-in. The
+//! board profile (`[service]` in `board.toml`) is their only source: the unit itself ships
+//! limits relative to the machine's RAM, and this drop-in replaces them.
+
+use anyhow::{bail, Result};
+use clap::Args;
+
+use crate::config::{self, Config, ConfigArgs};
+
+/// Options of `tengen config`.
+#[derive(Args, Debug)]
+pub struct ConfigCommand {
+    #[command(flatten)]
+    pub config: ConfigArgs,
+    /// Print a drop-in for tengen.service with the profile's limits (MemoryMax=,
+    /// MemoryHigh=) instead of the configuration.
+    #[arg(long)]
+    pub systemd: bool,
+}
+
+/// Runs `tengen config`.
+pub fn run(c: ConfigCommand) -> Result<()> {
+    if !c.systemd {
+        return config::run(c.config);
+    }
+    let cfg = config::load(
+        c.config.board.as_deref(),
+        c.config.config.as_deref(),
+        c.config.boards_dir.as_deref(),
+    )?;
+    print!("{}", drop_in(&cfg, c.config.board.as_deref())?);
+    Ok(())
+}
+
+/// The least limit accepted: a network, its plans and a search tree need more than this,
+/// and a smaller number is more likely a unit mistaken (MiB written as bytes).
+const LEAST_MIB: u64 = 256;
+
+/// A size in systemd's notation ("2560M", "2.5G", "4G"; K, M, G, T are powers of 1024,
+/// no suffix is bytes), in whole MiB.
+pub fn memory_mib(text: &str) -> Result<u64> {
+    let t = text.trim();
+    let (number, unit) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => (&t[..i], c.to_ascii_uppercase()),
+        _ => (t, 'B'),
+    };
+    let shift = match unit {
+        'B' => 0,
+        'K' => 10,
+        'M' => 20,
+        'G' => 30,
+        'T' => 40,
+        _ => bail!("{text:?}: the unit must be K, M, G or T"),
+    };
+    let numeric = !number.is_empty()
+        && number.chars().all(|c| c.is_ascii_digit() || c == '.')
+        && number.matches('.').count() <= 1;
+    let value: f64 = match number.parse() {
+        Ok(v) if numeric => v,
+        _ => bail!("{text:?} is not a size (a number, then K, M, G or T)"),
+    };
+    let mib = (value * (1u64 << shift) as f64 / (1u64 << 20) as f64).floor() as u64;
+    if !(LEAST_MIB..=(1 << 30)).contains(&mib) {
+        bail!("{text:?} is out of range ({LEAST_MIB}M to 1024T)");
+    }
+    Ok(mib)
+}
+
+/// The drop-in's text. MemoryHigh= sits a tenth below MemoryMax=, so that the kernel
+/// reclaims (and the daemon slows) before it is killed.
+pub fn drop_in(cfg: &Config, board: Option<&str>) -> Result<String> {
+    let origin = board.map_or("no board profile".to_string(), |b| format!("--board {b}"));
+    let mut out = format!(
+        "# tengen.service's limits for {origin}, written by `tengen config --systemd`.\n\
+         # Install as /etc/systemd/system/tengen.service.d/memory.conf, then\n\
+         #   systemctl daemon-reload && systemctl restart tengen\n\
+         [Service]\n"
+    );
+    match &cfg.service.memory_max {
+        Some(m) => {
+            let max = memory_mib(m)?;
+            out += &format!("MemoryHigh={}M\nMemoryMax={max}M\n", max - max / 10);
+        }
+        None => out += "# No service.memory_max is set: the unit's own limits apply.\n",
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn sizes_read_as_systemd_reads_them() {
+        assert_eq!(memory_mib("2560M").unwrap(), 2560);
+        assert_eq!(memory_mib("2.5G").unwrap(), 2560);
+        assert_eq!(memory_mib("4g").unwrap(), 4096);
+        assert_eq!(memory_mib("1T").unwrap(), 1 << 20);
+        assert_eq!(memory_mib("524288K").unwrap(), 512);
+        assert_eq!(memory_mib("1073741824").unwrap(), 1024);
+        for bad in [
+            "", "G", "2.5.1G", "-1G", "2X", "1e3M", "75%", "2560", "100M",
+        ] {
+            assert!(memory_mib(bad).is_err(), "{bad:?} was accepted");
+        }
+    }
+
+    #[test]
+    fn a_bad_limit_names_its_key() {
+        let mut c = Config::defaults();
+        c.merge(&Config::parse("[service]\nmemory_max = \"2Q\"\n", "t").unwrap());
+        let e = format!("{:#}", c.validate().unwrap_err());
+        assert!(e.starts_with("service.memory_max:"), "{e}");
+    }
+
+    #[test]
+    fn the_file_overrides_the_profile_and_high_is_below_max() {
+        let mut c = Config::defaults();
+        c.merge(&Config::parse("[service]\nmemory_max = \"2.5G\"\n", "p").unwrap());
+        let text = drop_in(&c, Some("b")).unwrap();
+        assert!(
+            text.contains("\n[Service]\nMemoryHigh=2304M\nMemoryMax=2560M\n"),
+            "{text}"
+        );
+        c.merge(&Config::parse("[service]\nmemory_max = \"1G\"\n", "f").unwrap());
+        assert!(drop_in(&c, Some("b"))
+            .unwrap()
+            .contains("MemoryMax=1024M\n"));
+        let none = drop_in(&Config::defaults(), None).unwrap();
+        assert!(
+            none.contains("[Service]\n") && !none.contains("MemoryMax="),
+            "{none}"
+        );
+    }
+
+    #[test]
+    fn every_shipped_profile_limits_memory() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../boards");
+        // The RAM of each profile's smallest supported board, in MiB: its limit must
+        // leave the system at least a quarter of it.
+        let boards = [
+            ("jetson-nano", 4096),
+            ("jetson-orin-nano", 8192),
+            ("jetson-xavier-nx", 8192),
+            ("raspberry-pi-5", 2048),
+            ("x86-kiosk", 8192),
+        ];
+        let found = std::fs::read_dir(&dir).unwrap().count() - 1; // and README.md
+        assert_eq!(found, boards.len(), "a profile without a RAM size here");
+        for (name, ram) in boards {
+            let c = config::load(Some(name), Some(Path::new("/dev/null")), Some(&dir)).unwrap();
+            let m = c.service.memory_max.as_deref();
+            let max = memory_mib(m.unwrap_or_else(|| panic!("{name}: no memory_max"))).unwrap();
+            assert!(max * 4 <= ram * 3, "{name}: {max} MiB of {ram}");
+            let text = drop_in(&c, Some(name)).unwrap();
+            assert!(text.contains(&format!("MemoryMax={max}M\n")), "{text}");
+        }
+    }
+}
