@@ -149,9 +149,10 @@ fn onnx_runtime_runs_the_network_when_its_provider_starts() {
         return;
     };
     let obs = Observer::connect(broker.port, "obs");
-    let daemon = Daemon::start(
+    let daemon = Daemon::start_with(
         dir.path(),
         broker.port,
+        ALL_GTP,
         &engine_config(&model, r#"["cpu"]"#),
     );
     let (_, status) = obs.wait(0, "status", |s| s["network"].is_object());
