@@ -99,7 +99,10 @@ check() { # DEB ARCH FILE-PATTERN
     cmp -s systemd/tengen.service "$x/usr/lib/systemd/system/tengen.service" || fail "$deb: unit differs"
     # The configuration (it may hold the MQTT password) is never world-readable, not even
     # between unpacking and postinst.
-    dpkg-deb --contents "$deb" | grep -Eq '^-rw-r----- (root/root|0/0) .* (\./)?etc/tengen/tengen\.toml$' ||
+    # Listed first, searched second: `grep -q` quits at the first match, and the listing's
+    # tar would die of SIGPIPE, which pipefail counts as a failure.
+    listing="$(dpkg-deb --contents "$deb")"
+    grep -Eq '^-rw-r----- (root/root|0/0) .* (\./)?etc/tengen/tengen\.toml$' <<<"$listing" ||
         fail "$deb: etc/tengen/tengen.toml is not -rw-r----- root/root"
     for b in boards/*/board.toml; do
         cmp -s "$b" "$x/usr/share/tengen/$b" || fail "$deb: $b differs"
