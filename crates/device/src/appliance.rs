@@ -753,22 +753,35 @@ impl Appliance {
                 return Err(format!("{l}: {e}"));
             }
         }
-        let reset = match self.journal.as_mut() {
-            Some(j) => j.reset(&lines).map_err(|e| e.to_string()),
-            None => Err("the journal is not open".into()),
-        };
-        if let Err(e) = reset {
-            self.journal = None;
+        if let Err(e) = self.reset_journal(&lines) {
             self.rebuild();
             return Err(format!(
                 "could not record the new game, so it was not started: {e}"
             ));
         }
-        self.history = History::of(&lines);
         self.reconciler = Reconciler::new(self.settings.window);
         self.last_alert = None;
         self.archived = false;
         Ok(())
+    }
+
+    /// Makes `lines` (a new game's setup) the whole journal and its history; after a
+    /// failure the journal is closed, to be reopened before the next change.
+    fn reset_journal(&mut self, lines: &[String]) -> Result<(), String> {
+        let reset = match self.journal.as_mut() {
+            Some(j) => j.reset(lines).map_err(|e| e.to_string()),
+            None => Err("the journal is not open".into()),
+        };
+        match reset {
+            Ok(()) => {
+                self.history = History::of(lines);
+                Ok(())
+            }
+            Err(e) => {
+                self.journal = None;
+                Err(e)
+            }
+        }
     }
 
     /// Keeps the game on show as SGF, in `games/` or else beside the journal; an error
@@ -821,16 +834,8 @@ impl Appliance {
             // recorded the finished game stays in the journal: nothing is lost, and the
             // next game's start records its own setup anyway.
             let lines = self.game.setup_lines(&self.setting_lines());
-            let reset = match self.journal.as_mut() {
-                Some(j) => j.reset(&lines).map_err(|e| e.to_string()),
-                None => Err("the journal is not open".into()),
-            };
-            match reset {
-                Ok(()) => self.history = History::of(&lines),
-                Err(e) => {
-                    log::error!("could not record the next game's setup: {e}");
-                    self.journal = None;
-                }
+            if let Err(e) = self.reset_journal(&lines) {
+                log::error!("could not record the next game's setup: {e}");
             }
         }
         self.push_state();
@@ -924,14 +929,12 @@ impl Appliance {
     }
 }
 
-/// GTP commands whose success changes the game (and so must be journalled).
+/// GTP commands whose success changes the game (and so must be journalled); the board
+/// size commands start a new game and are handled before this is asked.
 fn changes_state(name: &str) -> bool {
     matches!(
         name,
-        "boardsize"
-            | "rectangular_boardsize"
-            | "clear_board"
-            | "komi"
+        "komi"
             | "play"
             | "undo"
             | "fixed_handicap"

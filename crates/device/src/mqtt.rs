@@ -115,21 +115,43 @@ struct Queue {
     snapshot_alerted: Option<Instant>,
 }
 
+/// The topics the daemon takes input from.
+#[derive(Clone, Copy)]
+enum Input {
+    Snapshot,
+    Command,
+}
+
+impl Input {
+    /// The input a topic under `prefix` carries, if any.
+    fn of(topic: &str, prefix: &str) -> Option<Input> {
+        match topic.strip_prefix(prefix)?.strip_prefix('/')? {
+            "board/snapshot" => Some(Input::Snapshot),
+            "command" => Some(Input::Command),
+            _ => None,
+        }
+    }
+
+    /// The topic's name under the prefix, as alerts name their source.
+    fn source(self) -> &'static str {
+        match self {
+            Input::Snapshot => "board/snapshot",
+            Input::Command => "command",
+        }
+    }
+}
+
 /// Why a payload was not queued.
 enum Refused {
     Full,
-    TooLarge(usize),
     Closed,
 }
 
 impl Queue {
-    /// Queues `bytes`, or gives them back with the reason they were refused.
-    fn offer(&mut self, command: bool, bytes: Vec<u8>) -> Result<(), (Refused, Vec<u8>)> {
+    /// Queues `bytes` (at most [`MAX_PAYLOAD`]: [`Polled::publish`] keeps larger ones
+    /// out), or gives them back with the reason they were refused.
+    fn offer(&mut self, input: Input, bytes: Vec<u8>) -> Result<(), (Refused, Vec<u8>)> {
         let n = bytes.len();
-        if n > MAX_PAYLOAD {
-            // The appliance would refuse it unread: never hold it.
-            return Err((Refused::TooLarge(n), bytes));
-        }
         if self.queued.fetch_add(n, Ordering::SeqCst) + n > INBOUND_BYTES {
             self.queued.fetch_sub(n, Ordering::SeqCst);
             return Err((Refused::Full, bytes));
@@ -138,10 +160,9 @@ impl Queue {
             bytes,
             queued: self.queued.clone(),
         };
-        let msg = if command {
-            Inbound::Command(payload)
-        } else {
-            Inbound::Snapshot(payload)
+        let msg = match input {
+            Input::Command => Inbound::Command(payload),
+            Input::Snapshot => Inbound::Snapshot(payload),
         };
         let back = match self.tx.try_send(msg) {
             Ok(()) => return Ok(()),
@@ -158,26 +179,14 @@ impl Queue {
         }
     }
 
-    /// Says on `alert` that a payload of `n` bytes is over the limit.
-    fn refuse_too_large(&mut self, client: &Client, prefix: &str, command: bool, n: usize) {
-        let alert = Alert::Error {
-            source: source_of(command).into(),
-            message: PayloadError::TooLarge(n).to_string(),
-        };
-        publish_alert(client, prefix, &alert);
-    }
-
     /// Queues a payload or says on `alert` why not; the sender always learns the outcome.
-    fn hand_over(&mut self, client: &Client, prefix: &str, command: bool, bytes: Vec<u8>) {
-        let source = source_of(command);
-        let alert = match self.offer(command, bytes) {
+    fn hand_over(&mut self, client: &Client, prefix: &str, input: Input, bytes: Vec<u8>) {
+        let source = input.source();
+        let alert = match self.offer(input, bytes) {
             Ok(()) | Err((Refused::Closed, _)) => return,
-            Err((Refused::TooLarge(n), _)) => {
-                return self.refuse_too_large(client, prefix, command, n)
-            }
             Err((Refused::Full, bytes)) => {
                 log::warn!("engine loop busy: {source} dropped");
-                if !command {
+                if let Input::Snapshot = input {
                     // The board sends its snapshot again; one alert a second is enough.
                     let now = Instant::now();
                     if self
@@ -195,12 +204,13 @@ impl Queue {
     }
 }
 
-fn source_of(command: bool) -> &'static str {
-    if command {
-        "command"
-    } else {
-        "board/snapshot"
-    }
+/// Says on `alert` that a payload of `n` bytes on `input` is over the limit.
+fn refuse_too_large(client: &Client, prefix: &str, input: Input, n: usize) {
+    let alert = Alert::Error {
+        source: input.source().into(),
+        message: PayloadError::TooLarge(n).to_string(),
+    };
+    publish_alert(client, prefix, &alert);
 }
 
 /// Publishes `alert` straight from the link (the engine loop is busy or never sees it).
@@ -491,8 +501,8 @@ impl Link {
     async fn run(mut self, mut ev: Loop) {
         let c = self.config.clone();
         let prefix = c.prefix.clone();
-        let snapshot_topic = topic(&prefix, "board/snapshot");
-        let command_topic = topic(&prefix, "command");
+        let snapshot_topic = topic(&prefix, Input::Snapshot.source());
+        let command_topic = topic(&prefix, Input::Command.source());
         let mut backoff = Duration::from_millis(250);
         // The last connection failure logged: a new reason is a warning, a repeat is not.
         let mut last_failure = String::new();
@@ -507,17 +517,13 @@ impl Link {
                     self.on_connect(&prefix, &snapshot_topic, &command_topic);
                 }
                 Ok(Polled::Publish(t, payload)) => {
-                    if t == snapshot_topic || t == command_topic {
-                        let command = t == command_topic;
-                        self.queue
-                            .hand_over(&self.client, &prefix, command, payload);
+                    if let Some(input) = Input::of(&t, &prefix) {
+                        self.queue.hand_over(&self.client, &prefix, input, payload);
                     }
                 }
                 Ok(Polled::TooLarge(t, n)) => {
-                    if t == snapshot_topic || t == command_topic {
-                        let command = t == command_topic;
-                        self.queue
-                            .refuse_too_large(&self.client, &prefix, command, n);
+                    if let Some(input) = Input::of(&t, &prefix) {
+                        refuse_too_large(&self.client, &prefix, input, n);
                     }
                 }
                 Ok(Polled::Disconnect) => disconnecting = true,
