@@ -7,6 +7,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use serde::{Deserialize, Serialize};
+use tengen_device::payload::EngineSide;
+use tengen_device::GameSettings;
+use tengen_rules::BoardSize;
 
 /// Where the configuration file is by default.
 pub const DEFAULT_CONFIG: &str = "/etc/tengen/tengen.toml";
@@ -417,28 +420,8 @@ impl Config {
             bail!("mqtt.tls_key: give both tls_cert and tls_key, or neither");
         }
         in_range("mqtt.keep_alive", self.mqtt.keep_alive, 5, 3600)?;
-        let g = &self.game;
-        in_range("game.size", g.size, 2, 25)?;
-        if let Some(k) = g.komi {
-            if !tengen_rules::komi_is_valid(k) {
-                bail!("game.komi: {k} must be {}", tengen_rules::komi_rule());
-            }
-        }
-        if let Some(r) = &g.rules {
-            if let Err(e) = tengen_rules::Rules::parse(r) {
-                bail!("game.rules: {r:?}: {e}");
-            }
-        }
-        if let Some(h) = g.handicap {
-            if h == 1 || h > 9 {
-                bail!("game.handicap: {h} (use 0 or 2 to 9)");
-            }
-        }
-        if let Some(side) = &g.engine {
-            if !["black", "white", "none"].contains(&side.as_str()) {
-                bail!("game.engine: {side:?} is not a side (black, white or none)");
-            }
-        }
+        in_range("game.size", self.game.size, 2, 25)?;
+        self.game_settings()?;
         let a = &self.analysis;
         in_range("analysis.interval_ms", a.interval_ms, 10, 60_000)?;
         in_range("analysis.top", a.top, 1, 50)?;
@@ -446,6 +429,28 @@ impl Config {
             crate::unit::memory_mib(m).context("service.memory_max")?;
         }
         Ok(())
+    }
+
+    /// The default game, checked whole as the appliance will set it up (komi, rules,
+    /// handicap against the size, side); the error names the key.
+    pub fn game_settings(&self) -> Result<GameSettings> {
+        let g = &self.game;
+        let side = g.engine.as_deref().unwrap_or("white");
+        let Some(engine) = EngineSide::parse(side) else {
+            bail!("game.engine: {side:?} is not a side (black, white or none)");
+        };
+        let size = g.size.unwrap_or(19);
+        let game = GameSettings {
+            size: BoardSize::square(size).map_err(|e| anyhow::anyhow!("game.size: {e}"))?,
+            komi: g.komi.unwrap_or(7.5),
+            rules: g.rules.clone().unwrap_or_else(|| "chinese".into()),
+            handicap: g.handicap.unwrap_or(0),
+            engine,
+        };
+        if let Err(e) = game.check() {
+            bail!("game.{e}");
+        }
+        Ok(game)
     }
 }
 
@@ -557,6 +562,9 @@ mod tests {
         assert!(err("[engine]\nvisits = 200000\n").starts_with("engine.visits:"));
         assert!(err("[engine]\nmax_time = 0.0\n").starts_with("engine.max_time:"));
         assert!(err("[game]\nkomi = 0.3\n").contains("-400 to 400"));
+        assert!(err("[game]\nsize = 7\nhandicap = 9\n").starts_with("game.handicap:"));
+        assert!(err("[game]\nrules = \"chinse\"\n").starts_with("game.rules:"));
+        assert!(err("[game]\nengine = \"both\"\n").starts_with("game.engine:"));
         let unknown = err("[engine]\nthread = 2\n");
         assert!(unknown.contains("thread"), "{unknown}");
         let wrong_type = err("[mqtt]\nport = \"x\"\n");

@@ -9,13 +9,12 @@ use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender, TryS
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::Args;
 use sd_notify::NotifyState;
 use tengen_classic::Classic;
-use tengen_device::appliance::{Appliance, GameSettings, Out, RemoteGtp, Settings};
+use tengen_device::appliance::{Appliance, Out, RemoteGtp, Settings};
 use tengen_device::mqtt::{self, Inbound, MqttConfig, TlsFiles, Version, INBOUND_QUEUE};
-use tengen_device::payload::EngineSide;
 use tengen_device::serial::{serve_gtp, SerialConfig};
 use tengen_nn::eval::{Evaluator as NnEvaluator, EvaluatorConfig};
 use tengen_protocol::gtp::engine::EvaluatorSource;
@@ -464,24 +463,9 @@ fn network_source(s: NetworkSource) -> EvaluatorSource {
 }
 
 fn settings(cfg: &Config) -> Result<Settings> {
-    let g = &cfg.game;
     let a = &cfg.analysis;
-    let side = g.engine.as_deref().unwrap_or("white");
-    let Some(engine) = EngineSide::parse(side) else {
-        bail!("game.engine: {side:?} is not a side");
-    };
     let defaults = Settings::default();
-    let game = GameSettings {
-        size: BoardSize::square(g.size.unwrap_or(19))
-            .map_err(|e| anyhow::anyhow!("game.size: {e}"))?,
-        komi: g.komi.unwrap_or(7.5),
-        rules: g.rules.clone().unwrap_or_else(|| "chinese".into()),
-        handicap: g.handicap.unwrap_or(0),
-        engine,
-    };
-    if let Err(e) = game.check() {
-        bail!("game.{e}");
-    }
+    let game = cfg.game_settings()?;
     let remote_gtp = match cfg.mqtt.gtp_commands.as_deref() {
         None => RemoteGtp::default(),
         Some([]) => RemoteGtp::Off,
