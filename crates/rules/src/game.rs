@@ -7,6 +7,7 @@
 use crate::area::AreaMap;
 use crate::board::{Board, IllegalMove, SetupError};
 use crate::geometry::{BoardSize, Loc, Move, MAX_ARR};
+use crate::phase::Phase;
 use crate::player::Player;
 use crate::rules::{HandicapBonus, KoRule, Rules, ScoringRule, TaxRule};
 use crate::zobrist::{self, Hash};
@@ -106,7 +107,7 @@ pub struct Game {
 
     initial_board: Board,
     initial_player: Player,
-    initial_phase: u8,
+    initial_phase: Phase,
     initial_turn_number: u32,
     override_handicap: Option<u32>,
 
@@ -120,7 +121,7 @@ pub struct Game {
     /// Ko hashes each player has passed from (index [`Player::index`]).
     pass_hashes: [Vec<Hash>; 2],
 
-    phase: u8,
+    phase: Phase,
     turns_this_phase: u32,
     approx_valid_turns_this_phase: u32,
     consec_valid_turns_this_game: u32,
@@ -246,7 +247,7 @@ impl Game {
             recent_at: 0,
             initial_board: board,
             initial_player: to_move,
-            initial_phase: 0,
+            initial_phase: Phase::Main,
             initial_turn_number: 0,
             override_handicap: None,
             turns: Vec::new(),
@@ -255,7 +256,7 @@ impl Game {
             superko_banned: [false; MAX_ARR],
             consecutive_ending_passes: 0,
             pass_hashes: [Vec::new(), Vec::new()],
-            phase: 0,
+            phase: Phase::Main,
             turns_this_phase: 0,
             approx_valid_turns_this_phase: 0,
             consec_valid_turns_this_game: 0,
@@ -274,17 +275,17 @@ impl Game {
         g
     }
 
-    /// A game starting in cleanup phase 1 or 2 (territory scoring only), as KataGo allows.
+    /// A game starting in a cleanup phase (territory scoring only), as KataGo allows.
     pub fn from_cleanup_position(
         board: Board,
         to_move: Player,
         rules: Rules,
         options: GameOptions,
-        phase: u8,
+        phase: Phase,
     ) -> Result<Game, SetupError> {
-        if phase > 2 || (phase > 0 && rules.scoring != ScoringRule::Territory) {
+        if phase.is_cleanup() && rules.scoring != ScoringRule::Territory {
             return Err(SetupError::Diagram(format!(
-                "cleanup phase {phase} needs territory scoring and is 0, 1 or 2"
+                "the {phase} phase needs territory scoring"
             )));
         }
         let mut g = Game::from_position(board, to_move, rules, options);
@@ -376,9 +377,9 @@ impl Game {
         self.initial_turn_number + self.turns.len() as u32
     }
 
-    /// 0 in the main phase, 1 or 2 in the cleanup phases of territory scoring.
+    /// The current phase: main, or one of territory scoring's cleanup phases.
     #[inline]
-    pub fn phase(&self) -> u8 {
+    pub fn phase(&self) -> Phase {
         self.phase
     }
 
@@ -465,7 +466,7 @@ impl Game {
 
     /// True if ending the current phase ends the game.
     pub fn is_final_phase(&self) -> bool {
-        self.rules.scoring == ScoringRule::Area || self.phase >= 2
+        self.rules.scoring == ScoringRule::Area || self.phase == Phase::Cleanup2
     }
 
     // ---- settings ----
@@ -509,7 +510,7 @@ impl Game {
         let Move::Play(loc) = mv else {
             return Ok(());
         };
-        if self.phase > 0 {
+        if self.phase.is_cleanup() {
             if self.is_pass_for_ko(pla, loc) {
                 return Ok(());
             }
@@ -519,7 +520,7 @@ impl Game {
         self.board
             .check_move_ignoring_ko(mv, pla, self.rules.multi_stone_suicide)?;
         if self.superko_banned[loc.index()] {
-            return Err(if self.phase > 0 {
+            return Err(if self.phase.is_cleanup() {
                 IllegalMove::CleanupKo
             } else {
                 IllegalMove::Superko
@@ -549,7 +550,7 @@ impl Game {
 
     /// In a cleanup phase: is this move the "unblock ko recapture" action (a pass for ko)?
     pub fn is_pass_for_ko(&self, pla: Player, loc: Loc) -> bool {
-        if self.phase == 0 {
+        if self.phase == Phase::Main {
             return false;
         }
         let opp = Some(pla.opp());
@@ -671,7 +672,8 @@ impl Game {
                         continue;
                     }
                     if let Some(p) = self.board.stone(l) {
-                        if self.phase < 2 || self.second_cleanup_start(l) == Some(p) {
+                        if self.phase != Phase::Cleanup2 || self.second_cleanup_start(l) == Some(p)
+                        {
                             area.set(l, Some(p));
                         }
                     }
@@ -749,22 +751,22 @@ impl Game {
         let size = self.board.size();
         let mut h = self.board.position_hash()
             ^ zobrist::PLAYER[self.to_move.index()]
-            ^ zobrist::PHASE[self.phase as usize];
+            ^ zobrist::PHASE[self.phase.index()];
         let ko = self.board.ko();
-        if self.phase == 0 {
+        if self.phase == Phase::Main {
             if let Some(k) = ko {
                 h ^= zobrist::KO_BAN[k.index()];
             }
         }
         for l in size.points() {
             let i = l.index();
-            if self.superko_banned[i] && (self.phase > 0 || Some(l) != ko) {
+            if self.superko_banned[i] && (self.phase.is_cleanup() || Some(l) != ko) {
                 h ^= zobrist::KO_BAN[i];
             }
             if self.ko_recap_blocked[i] {
                 h ^= zobrist::KO_MARK[i];
             }
-            if self.phase == 2 {
+            if self.phase == Phase::Cleanup2 {
                 if let Some(p) = self.second_cleanup_start(l) {
                     h ^= zobrist::SECOND_CLEANUP_START[i * 2 + p.index()];
                 }
@@ -791,8 +793,8 @@ impl Game {
 
     /// The hash that decides "the same state" for ko purposes, with `pla` to move.
     fn ko_hash(&self, pla: Player) -> Hash {
-        let with_player =
-            matches!(self.rules.ko, KoRule::Simple | KoRule::Situational) || self.phase > 0;
+        let with_player = matches!(self.rules.ko, KoRule::Simple | KoRule::Situational)
+            || self.phase.is_cleanup();
         let mut h = self.board.position_hash() ^ self.ko_recap_hash;
         if with_player {
             h ^= zobrist::PLAYER[pla.index()];
@@ -801,7 +803,7 @@ impl Game {
     }
 
     fn phase_has_spight_ending(&self) -> bool {
-        self.phase > 0 || matches!(self.rules.ko, KoRule::Simple | KoRule::Spight)
+        self.phase.is_cleanup() || matches!(self.rules.ko, KoRule::Simple | KoRule::Spight)
     }
 
     fn is_spight_ending_pass(&self, pla: Player, ko_hash_before: Hash) -> bool {
@@ -809,7 +811,7 @@ impl Game {
     }
 
     fn passes_after_pass(&self) -> u32 {
-        if self.phase == 0 && self.rules.ko == KoRule::Spight {
+        if self.phase == Phase::Main && self.rules.ko == KoRule::Spight {
             0
         } else {
             self.consecutive_ending_passes + 1
@@ -919,11 +921,11 @@ impl Game {
         self.ko_recap_hash = 0;
         self.cleanup_ko_captures.clear();
         self.second_cleanup_start = [0; MAX_ARR];
-        if self.phase == 2 {
+        if self.phase == Phase::Cleanup2 {
             self.snapshot_second_cleanup_start();
         }
         self.white_bonus = 0.0;
-        self.button_available = self.rules.button && self.phase == 0;
+        self.button_available = self.rules.button && self.phase == Phase::Main;
         self.past_normal_phase_end = false;
         self.outcome = None;
         self.ko_hashes.push(self.ko_hash(self.to_move));
@@ -1000,7 +1002,7 @@ impl Game {
 
         // In cleanup, a move on a blocked ko is the unblock action and nothing else.
         let mut pass_for_ko = false;
-        if let (true, Move::Play(loc)) = (self.phase > 0, mv) {
+        if let (true, Move::Play(loc)) = (self.phase.is_cleanup(), mv) {
             let opp = Some(pla.opp());
             if self.board.stone(loc) == opp && self.ko_recap_blocked[loc.index()] {
                 self.set_blocked(loc.index(), false);
@@ -1017,7 +1019,7 @@ impl Game {
         }
         if !pass_for_ko {
             self.board.play(mv, pla);
-            if self.phase > 0 {
+            if self.phase.is_cleanup() {
                 if let (Some(_), Move::Play(loc)) = (self.board.ko(), mv) {
                     self.set_blocked(loc.index(), true);
                     self.cleanup_ko_captures.push((pos_hash_before, loc, pla));
@@ -1053,7 +1055,7 @@ impl Game {
         self.update_superko_bans(pla.opp());
 
         if self.rules.scoring == ScoringRule::Territory
-            && self.phase <= 1
+            && self.phase != Phase::Cleanup2
             && mv != Move::Pass
             && !pass_for_ko
         {
@@ -1077,7 +1079,7 @@ impl Game {
 
         // Long cycles without passes end the game with no result.
         if mv != Move::Pass
-            && (self.phase > 0 || self.rules.ko == KoRule::Simple)
+            && (self.phase.is_cleanup() || self.rules.ko == KoRule::Simple)
             && self.ko_hash_occurrences(*self.ko_hashes.last().expect("pushed above")) >= 3
         {
             self.outcome = Some(Outcome::NoResult);
@@ -1089,17 +1091,20 @@ impl Game {
     }
 
     fn end_phase(&mut self, last_mover: Player, stop_at_phase_end: bool) {
-        if self.is_final_phase() {
+        let next = self.phase.next().filter(|_| !self.is_final_phase());
+        let Some(next) = next else {
             self.end_and_score_now();
-        } else if stop_at_phase_end {
+            return;
+        };
+        if stop_at_phase_end {
             self.past_normal_phase_end = true;
             self.approx_valid_turns_this_phase = self.approx_valid_turns_this_phase.min(1);
             self.consec_valid_turns_this_game = self.consec_valid_turns_this_game.min(1);
         } else {
-            self.phase += 1;
+            self.phase = next;
             self.turns_this_phase = 0;
             self.approx_valid_turns_this_phase = 0;
-            if self.phase == 2 {
+            if self.phase == Phase::Cleanup2 {
                 self.snapshot_second_cleanup_start();
             }
             self.superko_banned = [false; MAX_ARR];
@@ -1116,7 +1121,7 @@ impl Game {
     /// Marks the points where `next` may not play because of superko (main phase)
     /// or because it already captured that ko from this position (cleanup).
     fn update_superko_bans(&mut self, next: Player) {
-        if self.phase == 0 && self.rules.ko != KoRule::Simple {
+        if self.phase == Phase::Main && self.rules.ko != KoRule::Simple {
             let situational = self.rules.ko == KoRule::Situational;
             let sui = self.rules.multi_stone_suicide;
             for l in self.board.size().points() {
@@ -1137,7 +1142,7 @@ impl Game {
                     self.ko_hashes.contains(&h)
                 };
             }
-        } else if self.phase > 0 {
+        } else if self.phase.is_cleanup() {
             self.superko_banned = [false; MAX_ARR];
             let pos = self.board.position_hash();
             for &(h, loc, p) in &self.cleanup_ko_captures {
@@ -1161,7 +1166,11 @@ impl std::fmt::Debug for Game {
         write!(
             f,
             "{:?}to move: {}, phase {}, rules {}, outcome {:?}",
-            self.board, self.to_move, self.phase, self.rules, self.outcome
+            self.board,
+            self.to_move,
+            self.phase.index(),
+            self.rules,
+            self.outcome
         )
     }
 }

@@ -14,6 +14,7 @@ mod game;
 mod geometry;
 pub mod handicap;
 mod pgx;
+mod phase;
 mod player;
 pub mod playout;
 mod rules;
@@ -25,6 +26,7 @@ pub use board::{Board, IllegalMove, SetupError, Undo};
 pub use game::{Game, GameOptions, Outcome, Turn, RECENT_BOARDS};
 pub use geometry::{BoardSize, CoordError, Loc, Move, SizeError, MAX_AREA, MAX_SIZE, MIN_SIZE};
 pub use pgx::{PgxGame, PgxTermination, PGX_HISTORY};
+pub use phase::Phase;
 pub use player::{Player, PlayerParseError};
 pub use rules::{
     komi_is_valid, komi_rule, HandicapBonus, KoRule, Rules, RulesError, ScoringRule, TaxRule,

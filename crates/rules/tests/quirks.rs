@@ -11,7 +11,7 @@
 
 use tengen_rules::{
     AreaOptions, Board, BoardSize, Game, GameOptions, HandicapBonus, IllegalMove, Loc, Move,
-    Outcome, Player, Rules, TaxRule,
+    Outcome, Phase, Player, Rules, TaxRule,
 };
 
 // ---- helpers ----
@@ -105,10 +105,10 @@ fn bent_four_in_the_corner_dies_in_the_cleanup() {
         with_cleanup(),
     );
     play_all(&mut g, &["pass", "pass"]);
-    assert_eq!(g.phase(), 1);
+    assert_eq!(g.phase(), Phase::Cleanup1);
     assert_eq!(g.to_move(), Player::Black);
     play_all(&mut g, &["pass", "pass"]);
-    assert_eq!(g.phase(), 2);
+    assert_eq!(g.phase(), Phase::Cleanup2);
     assert!(!g.is_over());
 
     play_all(&mut g, &["B1", "A1", "A2"]);
@@ -137,7 +137,7 @@ fn bent_four_in_the_corner_dies_in_the_cleanup() {
         "unblocking does not change the board"
     );
     assert!(!g.ko_recapture_blocked(a2));
-    assert_eq!(g.phase(), 2);
+    assert_eq!(g.phase(), Phase::Cleanup2);
 
     // Black captures the six stones.
     play(&mut g, "C1");
@@ -243,7 +243,7 @@ fn bent_four_cleanup_ko_threats_do_not_lift_the_block() {
         with_cleanup(),
     );
     play_all(&mut g, &["pass", "pass"]);
-    assert_eq!(g.phase(), 1);
+    assert_eq!(g.phase(), Phase::Cleanup1);
     play_all(&mut g, &["B1", "A1", "A2", "D6", "E6"]);
     let a2 = loc(&g, "A2");
     assert!(g.ko_recapture_blocked(a2));
@@ -338,7 +338,16 @@ fn seki_japanese_no_territory_even_one_sided() {
         Rules::japanese(),
         with_cleanup(),
     );
-    for (i, phase_after) in [0, 1, 1, 2, 2].into_iter().enumerate() {
+    for (i, phase_after) in [
+        Phase::Main,
+        Phase::Cleanup1,
+        Phase::Cleanup1,
+        Phase::Cleanup2,
+        Phase::Cleanup2,
+    ]
+    .into_iter()
+    .enumerate()
+    {
         play(&mut g, "pass");
         assert_eq!(g.phase(), phase_after, "after pass {}", i + 1);
         assert!(!g.is_over());
@@ -510,7 +519,7 @@ fn double_ko_seki_cleanup_capture_only_once_per_position() {
         with_cleanup(),
     );
     play_all(&mut g, &["pass", "pass"]);
-    assert_eq!((g.phase(), g.to_move()), (1, Player::Black));
+    assert_eq!((g.phase(), g.to_move()), (Phase::Cleanup1, Player::Black));
 
     let (d4, c4, d2, c2) = (loc(&g, "D4"), loc(&g, "C4"), loc(&g, "D2"), loc(&g, "C2"));
     play(&mut g, "D4");
@@ -553,7 +562,7 @@ fn double_ko_seki_cleanup_capture_only_once_per_position() {
     );
     // The ban is per phase: after pass, pass the second cleanup phase starts afresh.
     play_all(&mut g, &["pass", "pass"]);
-    assert_eq!((g.phase(), g.to_move()), (2, Player::Black));
+    assert_eq!((g.phase(), g.to_move()), (Phase::Cleanup2, Player::Black));
     assert!(!g.superko_banned(d4));
     assert_eq!(g.check_move(Player::Black, Move::Play(d4)), Ok(()));
 }
@@ -626,14 +635,18 @@ fn double_ko_seki_cleanup_ends_with_passes_and_no_points() {
         with_cleanup(),
     );
     play_all(&mut g, &["pass", "pass"]);
-    assert_eq!((g.phase(), g.to_move()), (1, Player::Black));
+    assert_eq!((g.phase(), g.to_move()), (Phase::Cleanup1, Player::Black));
     for (i, want) in phase1.iter().enumerate() {
-        assert_eq!(g.phase(), 1, "phase 1 ended early, before turn {i}");
+        assert_eq!(
+            g.phase(),
+            Phase::Cleanup1,
+            "phase 1 ended early, before turn {i}"
+        );
         let got = double_ko_turn(&mut g);
         assert_eq!(got, *want, "phase 1 turn {i}\n{g:?}");
         assert!(!g.is_over(), "phase 1 turn {i}: {:?}", g.outcome());
     }
-    assert_eq!((g.phase(), g.to_move()), (2, Player::White));
+    assert_eq!((g.phase(), g.to_move()), (Phase::Cleanup2, Player::White));
     assert_eq!(g.board().rows(), rows(&DK_S0));
     for (i, want) in phase2.iter().enumerate() {
         assert!(!g.is_over(), "game ended early, before phase 2 turn {i}");

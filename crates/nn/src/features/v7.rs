@@ -6,7 +6,7 @@
 //! top-left corner, plane [`spatial::ON_BOARD`] marks its points and everything off the
 //! board is 0, as KataGo does for nets evaluated at a fixed size.
 
-use tengen_rules::{AreaMap, AreaOptions, Board, Game, Move, Player, ScoringRule, TaxRule};
+use tengen_rules::{AreaMap, AreaOptions, Board, Game, Move, Phase, Player, ScoringRule, TaxRule};
 
 use super::ladder::LadderSearch;
 use super::FeatureError;
@@ -229,7 +229,7 @@ impl V7Encoder {
         }
 
         // Ko bans, and the cleanup phases' ko-recapture blocks.
-        if phase == 0 {
+        if phase == Phase::Main {
             if let Some(ko) = board.ko() {
                 out.set(spatial::KO_BAN, board, ko);
             }
@@ -259,11 +259,9 @@ impl V7Encoder {
             (ScoringRule::Area, _) => {
                 Some(board.independent_life_area(false, true, suicide_for_pass_alive))
             }
-            (ScoringRule::Territory, tax) if phase >= 2 => Some(board.independent_life_area(
-                tax == TaxRule::None,
-                false,
-                suicide_for_pass_alive,
-            )),
+            (ScoringRule::Territory, tax) if phase == Phase::Cleanup2 => Some(
+                board.independent_life_area(tax == TaxRule::None, false, suicide_for_pass_alive),
+            ),
             (ScoringRule::Territory, _) => None,
         };
         let mut game_end_would_not_win = false;
@@ -342,7 +340,7 @@ impl V7Encoder {
             _ => out.copy_plane(spatial::LADDERED_PREV_1, spatial::LADDERED_PREV_2),
         }
 
-        if phase >= 2 {
+        if phase == Phase::Cleanup2 {
             for loc in size.points() {
                 match game.second_cleanup_start(loc) {
                     Some(p) if p == pla => out.set(spatial::OWN_SECOND_CLEANUP_STONE, board, loc),
@@ -381,10 +379,10 @@ impl V7Encoder {
         if rules.tax == TaxRule::All {
             global[global::TAX_ALL] = 1.0;
         }
-        if phase > 0 {
+        if phase.is_cleanup() {
             global[global::CLEANUP_1] = 1.0;
         }
-        if phase > 1 {
+        if phase == Phase::Cleanup2 {
             global[global::CLEANUP_2] = 1.0;
         }
         if pass_ends_phase && !hide_pass_end {
@@ -397,7 +395,7 @@ impl V7Encoder {
         if game.button_available() {
             global[global::BUTTON] = 1.0;
         }
-        if rules.scoring == ScoringRule::Area || phase >= 2 {
+        if rules.scoring == ScoringRule::Area || phase == Phase::Cleanup2 {
             global[global::KOMI_PARITY_WAVE] = parity_wave(self_komi, size.area() % 2 == 0);
         }
         Ok(())
