@@ -8,43 +8,126 @@
 //! of a byo-yomi period would be thrown away anyway.
 
 use std::fmt;
+use std::num::NonZeroU32;
 
 /// Largest time a controller may send; anything above is garbage.
-const MAX_INPUT_TIME: f64 = 1e25;
+pub const MAX_INPUT_TIME: f64 = 1e25;
 /// Clocks with more than this left impose no practical limit.
 const UNLIMITED_THRESHOLD: f64 = 1e20;
 /// `time_left` may run a little negative when the controller's clock lags ours.
 const TIME_LEFT_SLACK: f64 = 10.0;
-const MAX_SETTING_COUNT: i64 = 1_000_000;
 const MAX_TIME_LEFT_COUNT: i64 = 100_000;
 /// Byo-yomi periods beyond this many are spent as if they were main time.
 const RESERVED_PERIODS: u32 = 5;
 
-const GTP: &str = "time_settings";
-const KGS: &str = "kgs-time_settings";
-const KATA: &str = "kata-time_settings";
 const TIME_LEFT: &str = "time_left";
-const SECONDS: &str = "a finite number of seconds >= 0 (at most 1e25)";
-const COUNT: &str = "a whole number from 0 to 1000000";
 
 /// A game clock as GTP sets it, and what is left on it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Clock {
-    increment: f64,
-    /// Fischer-capped: main time never grows past this (infinite when uncapped).
-    main_cap: f64,
-    /// Fischer-capped: hard limit for one move (infinite when uncapped).
-    max_per_move: f64,
-    /// Overtime periods in the setting; 0 for unlimited, absolute and Fischer.
-    periods: u32,
-    stones_per_period: u32,
-    period_time: f64,
+    control: Control,
+    /// Main time left: infinite when unlimited, 0 in overtime (negative while a
+    /// projection carries a deficit into the periods).
     main_left: f64,
-    in_overtime: bool,
+}
+
+/// The kind of time control, with the settings only that kind has.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Control {
+    /// No limit, until `time_left` says what is really on the clock.
+    Unlimited,
+    /// Main time for the whole game.
+    Absolute,
+    /// Main time plus an increment after each move.
+    Fischer(Fischer),
+    /// Main time, then periods of overtime.
+    Overtime(Overtime),
+}
+
+/// Fischer settings; the caps are KataGo's `fischer-capped`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Fischer {
+    increment: f64,
+    /// Main time never grows past this.
+    main_cap: Option<f64>,
+    /// Hard limit for one move.
+    max_per_move: Option<f64>,
+}
+
+/// Overtime settings and, once main time is spent, the period in use.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Overtime {
+    shape: OvertimeShape,
+    period_time: f64,
+    /// None while main time lasts.
+    current: Option<Period>,
+}
+
+/// How overtime is divided: many one-stone periods, or one period of many stones.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum OvertimeShape {
+    /// Japanese byo-yomi: this many periods of one move each.
+    ByoYomi { periods: NonZeroU32 },
+    /// Canadian: one period, renewed, in which this many moves must be played.
+    Canadian { stones: NonZeroU32 },
+}
+
+/// Where the clock stands inside overtime.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Period {
     /// Periods left, counting the one in use.
     periods_left: u32,
     stones_left: u32,
-    period_left: f64,
+    seconds_left: f64,
+}
+
+impl Overtime {
+    fn periods(&self) -> u32 {
+        match self.shape {
+            OvertimeShape::ByoYomi { periods } => periods.get(),
+            OvertimeShape::Canadian { .. } => 1,
+        }
+    }
+
+    fn stones_per_period(&self) -> u32 {
+        match self.shape {
+            OvertimeShape::ByoYomi { .. } => 1,
+            OvertimeShape::Canadian { stones } => stones.get(),
+        }
+    }
+
+    /// Periods left, counting the one in use (all of them while main time lasts).
+    fn periods_left(&self) -> u32 {
+        self.current.map_or(self.periods(), |p| p.periods_left)
+    }
+
+    /// Where the clock will stand `used` seconds from now, from `main` seconds of
+    /// main time: the main balance (negative once spent, so callers can see the
+    /// deficit) and the overtime state, carrying a negative balance into the
+    /// following periods (the last one is kept).
+    fn project(&self, main: f64, used: f64) -> (f64, Overtime) {
+        let (mut main, mut o) = (main, *self);
+        match &mut o.current {
+            Some(p) => p.seconds_left -= used,
+            None => main -= used,
+        }
+        if main < 0.0 && o.current.is_none() {
+            o.current = Some(Period {
+                periods_left: o.periods(),
+                stones_left: o.stones_per_period(),
+                seconds_left: main + o.period_time,
+            });
+        }
+        if let Some(p) = &mut o.current {
+            if p.seconds_left < 0.0 && p.periods_left > 1 {
+                let needed = (-p.seconds_left / o.period_time).ceil(); // inf when periods are 0 s
+                let burnt = f64::from(p.periods_left - 1).min(needed) as u32;
+                p.periods_left -= burnt;
+                p.seconds_left += f64::from(burnt) * o.period_time;
+            }
+        }
+        (main, o)
+    }
 }
 
 /// How long to think about one move, in seconds.
@@ -90,23 +173,10 @@ impl fmt::Display for ClockError {
 
 impl std::error::Error for ClockError {}
 
-fn bad_value(command: &str, what: &str, word: impl fmt::Display, allowed: &str) -> ClockError {
-    ClockError::Value(format!("{command}: {what} must be {allowed}, got '{word}'"))
-}
-
-/// Accepts a setting time in [0, 1e25]; NaN fails the range test too.
-fn check_time(command: &'static str, what: &'static str, t: f64) -> Result<f64, ClockError> {
-    if (0.0..=MAX_INPUT_TIME).contains(&t) {
-        Ok(t)
-    } else {
-        Err(bad_value(command, what, t, SECONDS))
-    }
-}
-
-fn check_count(command: &'static str, what: &'static str, n: i64) -> Result<u32, ClockError> {
-    match u32::try_from(n) {
-        Ok(count) if n <= MAX_SETTING_COUNT => Ok(count),
-        _ => Err(bad_value(command, what, n, COUNT)),
+impl ClockError {
+    /// A value error in the usual words: "`command`: `what` must be `allowed`, got '`word`'".
+    pub fn bad_value(command: &str, what: &str, word: impl fmt::Display, allowed: &str) -> Self {
+        ClockError::Value(format!("{command}: {what} must be {allowed}, got '{word}'"))
     }
 }
 
@@ -154,185 +224,174 @@ impl TurnsLeft {
 }
 
 impl Clock {
-    fn with_main(main: f64) -> Clock {
-        Clock {
-            increment: 0.0,
-            main_cap: f64::INFINITY,
-            max_per_move: f64::INFINITY,
-            periods: 0,
-            stones_per_period: 0,
-            period_time: 0.0,
-            main_left: main,
-            in_overtime: false,
-            periods_left: 0,
-            stones_left: 0,
-            period_left: 0.0,
-        }
-    }
-
-    fn with_overtime(main: f64, period: f64, periods: u32, stones: u32) -> Clock {
-        if periods == 0 || stones == 0 {
+    fn with_overtime(main: f64, period: f64, shape: Option<OvertimeShape>) -> Clock {
+        let Some(shape) = shape else {
             return Clock::absolute(main);
-        }
+        };
         Clock {
-            periods,
-            stones_per_period: stones,
-            period_time: clamp_time(period),
-            periods_left: periods,
-            ..Clock::absolute(main)
+            control: Control::Overtime(Overtime {
+                shape,
+                period_time: clamp_time(period),
+                current: None,
+            }),
+            main_left: clamp_time(main),
         }
     }
 
     /// No time limit at all.
     pub fn unlimited() -> Clock {
-        Clock::with_main(f64::INFINITY)
+        Clock {
+            control: Control::Unlimited,
+            main_left: f64::INFINITY,
+        }
     }
 
     /// `main` seconds for the whole game (negative or NaN reads as 0).
     pub fn absolute(main: f64) -> Clock {
-        Clock::with_main(clamp_time(main))
+        Clock {
+            control: Control::Absolute,
+            main_left: clamp_time(main),
+        }
     }
 
     /// `main` seconds, plus `increment` seconds after each move.
     pub fn fischer(main: f64, increment: f64) -> Clock {
-        let increment = clamp_time(increment);
         Clock {
-            increment,
-            ..Clock::absolute(main)
+            control: Control::Fischer(Fischer {
+                increment: clamp_time(increment),
+                main_cap: None,
+                max_per_move: None,
+            }),
+            main_left: clamp_time(main),
         }
     }
 
-    /// Fischer whose main time never exceeds `main_cap` and whose moves never exceed `max_per_move`.
+    /// Fischer whose main time never exceeds `main_cap` and whose moves never exceed
+    /// `max_per_move`; the error (a cap below the main time) does not name a command.
     pub fn fischer_capped(
         main: f64,
         increment: f64,
         main_cap: Option<f64>,
         max_per_move: Option<f64>,
     ) -> Result<Clock, ClockError> {
-        let clock = Clock::fischer(main, increment);
-        let main_cap = main_cap.map_or(f64::INFINITY, clamp_time);
-        if main_cap < clock.main_left {
-            let main = clock.main_left;
+        let main = clamp_time(main);
+        let main_cap = main_cap.map(clamp_time);
+        if let Some(cap) = main_cap.filter(|&cap| cap < main) {
             return Err(ClockError::Inconsistent(format!(
-                "{KATA}: main time limit {main_cap} is below main time {main}"
+                "main time limit {cap} is below main time {main}"
             )));
         }
-        let max_per_move = max_per_move.map_or(f64::INFINITY, clamp_time);
         Ok(Clock {
-            main_cap,
-            max_per_move,
-            ..clock
+            control: Control::Fischer(Fischer {
+                increment: clamp_time(increment),
+                main_cap,
+                max_per_move: max_per_move.map(clamp_time),
+            }),
+            main_left: main,
         })
     }
 
     /// Japanese byo-yomi: `periods` periods of `period` seconds, one move each; 0 periods is absolute.
     pub fn byo_yomi(main: f64, period: f64, periods: u32) -> Clock {
-        Clock::with_overtime(main, period, periods, 1)
+        let shape = NonZeroU32::new(periods).map(|periods| OvertimeShape::ByoYomi { periods });
+        Clock::with_overtime(main, period, shape)
     }
 
     /// Canadian overtime: `stones` moves in each `period` seconds; 0 stones is absolute.
     pub fn canadian(main: f64, period: f64, stones: u32) -> Clock {
-        Clock::with_overtime(main, period, 1, stones)
-    }
-
-    /// GTP `time_settings main byo_yomi_time byo_yomi_stones`: 0 stones with positive byo-yomi time means no limit (GTP v2), byo-yomi time 0 means absolute, else Canadian.
-    pub fn from_gtp(main: f64, byo_time: f64, byo_stones: i64) -> Result<Clock, ClockError> {
-        let main = check_time(GTP, "main time", main)?;
-        let byo_time = check_time(GTP, "byo-yomi time", byo_time)?;
-        let stones = check_count(GTP, "byo-yomi stones", byo_stones)?;
-        Ok(gtp_rule(main, byo_time, stones))
-    }
-
-    /// `kgs-time_settings none | absolute M | byoyomi M T N | canadian M T S`, given the words after the command.
-    pub fn from_kgs(args: &[&str]) -> Result<Clock, ClockError> {
-        parse_named(KGS, args)
-    }
-
-    /// `kata-time_settings`: the KGS forms plus `fischer M I` and `fischer-capped M I L P` (negative L or P: no cap).
-    pub fn from_kata(args: &[&str]) -> Result<Clock, ClockError> {
-        parse_named(KATA, args)
+        let shape = NonZeroU32::new(stones).map(|stones| OvertimeShape::Canadian { stones });
+        Clock::with_overtime(main, period, shape)
     }
 
     /// GTP `time_left seconds stones`: 0 stones is main time; otherwise overtime with that many stones left (periods left for KGS-style byo-yomi).
     pub fn set_time_left(&mut self, seconds: f64, stones: i64) -> Result<(), ClockError> {
         if !(-TIME_LEFT_SLACK..=MAX_INPUT_TIME).contains(&seconds) {
             let allowed = "a finite number of seconds >= -10 (at most 1e25)";
-            return Err(bad_value(TIME_LEFT, "time", seconds, allowed));
+            return Err(ClockError::bad_value(TIME_LEFT, "time", seconds, allowed));
         }
         let count = match u32::try_from(stones) {
             Ok(n) if stones <= MAX_TIME_LEFT_COUNT => n,
             _ => {
                 let allowed = "a whole number from 0 to 100000";
-                return Err(bad_value(TIME_LEFT, "stones", stones, allowed));
+                return Err(ClockError::bad_value(TIME_LEFT, "stones", stones, allowed));
             }
         };
         if count == 0 {
             // As in KataGo this also makes an unlimited clock absolute: the
             // controller is telling us what is really on the clock.
             self.main_left = seconds;
-            self.in_overtime = false;
-            self.periods_left = self.periods;
-            self.stones_left = 0;
-            self.period_left = 0.0;
+            match &mut self.control {
+                Control::Unlimited => self.control = Control::Absolute,
+                Control::Overtime(o) => o.current = None,
+                Control::Absolute | Control::Fischer(_) => {}
+            }
             return Ok(());
         }
-        if self.periods == 0 {
+        let Control::Overtime(o) = &mut self.control else {
             return Err(ClockError::Inconsistent(format!(
                 "{TIME_LEFT}: {stones} overtime stones given, but the clock has no overtime"
             )));
-        }
+        };
         self.main_left = 0.0;
-        self.in_overtime = true;
-        self.period_left = seconds;
-        if self.periods > 1 && self.stones_per_period == 1 {
+        o.current = Some(match o.shape {
             // KGS sends the periods left in the stones slot for Japanese byo-yomi.
-            self.periods_left = count.min(self.periods);
-            self.stones_left = 1;
-        } else {
-            self.periods_left = 1;
-            self.stones_left = count.min(self.stones_per_period);
-        }
+            OvertimeShape::ByoYomi { periods } => Period {
+                periods_left: count.min(periods.get()),
+                stones_left: 1,
+                seconds_left: seconds,
+            },
+            OvertimeShape::Canadian { stones } => Period {
+                periods_left: 1,
+                stones_left: count.min(stones.get()),
+                seconds_left: seconds,
+            },
+        });
         Ok(())
     }
 
     /// Charges `used` seconds for one of our moves, so the clock stays sensible without `time_left`.
     pub fn charge(&mut self, used: f64) {
         let used = clamp_time(used);
-        if self.periods == 0 {
-            self.main_left = (self.main_left - used + self.increment).min(self.main_cap);
-            return;
-        }
-        let now = self.project(used);
-        if !now.in_overtime {
-            self.main_left = now.main_left;
-            return;
-        }
-        // A period entered by running out of the previous one starts with a full quota.
-        let rolled = now.periods_left < self.periods_left;
-        *self = Clock {
-            main_left: 0.0,
-            ..now
+        let o = match self.control {
+            Control::Unlimited => return,
+            Control::Absolute | Control::Fischer(_) => {
+                self.main_left = (self.main_left - used + self.increment()).min(self.main_cap());
+                return;
+            }
+            Control::Overtime(o) => o,
         };
-        if rolled {
-            self.stones_left = self.stones_per_period;
+        let (main, now) = o.project(self.main_left, used);
+        let Some(mut p) = now.current else {
+            self.main_left = main;
+            return;
+        };
+        self.main_left = 0.0;
+        // A period entered by running out of the previous one starts with a full quota.
+        if p.periods_left < o.periods_left() {
+            p.stones_left = o.stones_per_period();
         }
-        if self.period_left < 0.0 {
-            return; // Lost on time; keep the deficit visible.
+        // Below zero the game is lost on time; keep the deficit visible.
+        if p.seconds_left >= 0.0 {
+            if p.stones_left <= 1 {
+                // The quota was met in time, so the period starts over.
+                p.stones_left = o.stones_per_period();
+                p.seconds_left = o.period_time;
+            } else {
+                p.stones_left -= 1;
+            }
         }
-        if self.stones_left <= 1 {
-            // The quota was met in time, so the period starts over.
-            self.stones_left = self.stones_per_period;
-            self.period_left = self.period_time;
-        } else {
-            self.stones_left -= 1;
-        }
+        self.control = Control::Overtime(Overtime {
+            current: Some(p),
+            ..o
+        });
     }
 
     /// True when the clock imposes no practical limit.
     pub fn is_unlimited(&self) -> bool {
+        let period_left = self.overtime().map(|(_, _, seconds)| seconds);
         (self.main_left > UNLIMITED_THRESHOLD
-            || (self.in_overtime && self.period_left > UNLIMITED_THRESHOLD))
-            && self.max_per_move > UNLIMITED_THRESHOLD
+            || period_left.is_some_and(|s| s > UNLIMITED_THRESHOLD))
+            && self.max_per_move() > UNLIMITED_THRESHOLD
     }
 
     /// Main time left in seconds (infinite when unlimited, 0 in overtime).
@@ -342,8 +401,32 @@ impl Clock {
 
     /// In overtime: (periods left counting the current one, stones left in it, seconds left in it).
     pub fn overtime(&self) -> Option<(u32, u32, f64)> {
-        let state = (self.periods_left, self.stones_left, self.period_left);
-        self.in_overtime.then_some(state)
+        let Control::Overtime(o) = &self.control else {
+            return None;
+        };
+        o.current
+            .map(|p| (p.periods_left, p.stones_left, p.seconds_left))
+    }
+
+    fn increment(&self) -> f64 {
+        match self.control {
+            Control::Fischer(f) => f.increment,
+            _ => 0.0,
+        }
+    }
+
+    fn main_cap(&self) -> f64 {
+        match self.control {
+            Control::Fischer(f) => f.main_cap.unwrap_or(f64::INFINITY),
+            _ => f64::INFINITY,
+        }
+    }
+
+    fn max_per_move(&self) -> f64 {
+        match self.control {
+            Control::Fischer(f) => f.max_per_move.unwrap_or(f64::INFINITY),
+            _ => f64::INFINITY,
+        }
     }
 
     /// KataGo's getTime: thinking time for our next move from the board area, the stones on the board and a lag buffer in seconds.
@@ -353,12 +436,11 @@ impl Clock {
         }
         let mut lag = lag_buffer.max(0.0); // NaN becomes 0 too
         let turns = TurnsLeft::new(board_area, stones_on_board);
-        let (min, rec, max) = if self.periods == 0 {
-            self.fischer_budget(&turns, lag)
-        } else {
-            self.overtime_budget(&turns, &mut lag)
+        let (min, rec, max) = match &self.control {
+            Control::Overtime(o) => self.overtime_budget(o, &turns, &mut lag),
+            _ => self.fischer_budget(&turns, lag),
         };
-        let max = apply_lag(max.min(self.max_per_move), lag).max(0.0);
+        let max = apply_lag(max.min(self.max_per_move()), lag).max(0.0);
         let min = apply_lag(min, lag).max(0.0).min(max);
         let recommended = apply_lag(rec, lag).max(0.0).min(max);
         TimeBudget {
@@ -370,44 +452,45 @@ impl Clock {
 
     /// KataGo's roundUpTimeLimitIfNeeded: raises `limit` when stopping there, `used` seconds in, would waste byo-yomi time.
     pub fn round_up_limit(&self, lag_buffer: f64, used: f64, limit: f64) -> f64 {
-        if self.periods == 0 {
+        let Control::Overtime(o) = &self.control else {
             return limit;
-        }
+        };
         let lag = lag_buffer.max(0.0);
         let used = if used.is_nan() { 0.0 } else { used };
-        let now = self.project(used);
-        let (main, period_left) = (now.main_left, now.period_left);
-        let stones_per = f64::from(self.stones_per_period);
-        let per_move = self.period_time / stones_per;
+        let (main, now) = o.project(self.main_left, used);
+        let stones_per = f64::from(o.stones_per_period());
+        let per_move = o.period_time / stones_per;
         let per_move_buffered = apply_lag(per_move, lag);
         // A small step past a boundary: about the lag, at most one move's share.
         let bit = lag.max(per_move_buffered * 0.01).min(per_move_buffered);
 
-        let rounded = if !now.in_overtime {
-            if main >= per_move * 0.5 {
-                return limit;
-            }
-            // Main time is nearly gone: finish it, and in byo-yomi use the
-            // period as well, since it comes back in full after the move.
-            main + used
-                + if self.stones_per_period <= 1 {
-                    per_move_buffered
-                } else {
-                    bit
+        let rounded = match now.current {
+            None => {
+                if main >= per_move * 0.5 {
+                    return limit;
                 }
-        } else if period_left <= 0.0 {
-            return limit; // Probably lost on time already; rounding cannot help.
-        } else if now.stones_left > 1 {
-            // Having just crossed into Canadian overtime, make sure the move
-            // lands inside the period so it counts as one of its stones.
-            let spent = self.period_time - period_left;
-            if self.in_overtime || spent >= bit {
-                return limit;
+                // Main time is nearly gone: finish it, and in byo-yomi use the
+                // period as well, since it comes back in full after the move.
+                main + used
+                    + if o.stones_per_period() <= 1 {
+                        per_move_buffered
+                    } else {
+                        bit
+                    }
             }
-            used + bit - spent
-        } else {
+            // Probably lost on time already; rounding cannot help.
+            Some(p) if p.seconds_left <= 0.0 => return limit,
+            Some(p) if p.stones_left > 1 => {
+                // Having just crossed into Canadian overtime, make sure the move
+                // lands inside the period so it counts as one of its stones.
+                let spent = o.period_time - p.seconds_left;
+                if o.current.is_some() || spent >= bit {
+                    return limit;
+                }
+                used + bit - spent
+            }
             // Last stone of the period: what is left of it is lost unless spent now.
-            apply_lag(used + period_left, lag)
+            Some(p) => apply_lag(used + p.seconds_left, lag),
         };
         if rounded < used {
             limit
@@ -416,35 +499,12 @@ impl Clock {
         }
     }
 
-    /// Where the clock will stand `used` seconds from now, carrying a negative
-    /// main or period balance into the following periods (the last one is kept).
-    fn project(&self, used: f64) -> Clock {
-        let mut c = self.clone();
-        if c.in_overtime {
-            c.period_left -= used;
-        } else {
-            c.main_left -= used;
-        }
-        if c.main_left < 0.0 && !c.in_overtime {
-            c.in_overtime = true;
-            c.period_left = c.main_left + c.period_time;
-            c.stones_left = c.stones_per_period;
-        }
-        if c.in_overtime && c.period_left < 0.0 && c.periods_left > 1 {
-            let needed = (-c.period_left / c.period_time).ceil(); // inf when periods are 0 s
-            let burnt = f64::from(c.periods_left - 1).min(needed) as u32;
-            c.periods_left -= burnt;
-            c.period_left += f64::from(burnt) * c.period_time;
-        }
-        c
-    }
-
     fn fischer_budget(&self, turns: &TurnsLeft, lag: f64) -> (f64, f64, f64) {
-        let (main, inc) = (self.main_left, self.increment);
+        let (main, inc) = (self.main_left, self.increment());
         // With a cap, whatever the increment would push past it is wasted.
         let min = (main * 0.5)
             .max(0.0)
-            .min((main + inc - self.main_cap).max(0.0));
+            .min((main + inc - self.main_cap()).max(0.0));
         if main <= inc {
             return (min, apply_lag(main, lag), main);
         }
@@ -455,17 +515,18 @@ impl Clock {
         (min, inc + share, main.min(inc + surplus / 5.0))
     }
 
-    fn overtime_budget(&self, turns: &TurnsLeft, lag: &mut f64) -> (f64, f64, f64) {
-        let stones_per = f64::from(self.stones_per_period);
-        let now = self.project(0.0);
-        let (mut main, mut overtime) = (now.main_left, now.in_overtime);
-        let (mut periods, mut period_left) = (now.periods_left, now.period_left);
-        let stones = now.stones_left;
+    fn overtime_budget(&self, o: &Overtime, turns: &TurnsLeft, lag: &mut f64) -> (f64, f64, f64) {
+        let stones_per = f64::from(o.stones_per_period());
+        let (mut main, now) = o.project(self.main_left, 0.0);
+        let (mut overtime, mut periods, mut period_left, stones) = match now.current {
+            Some(p) => (true, p.periods_left, p.seconds_left, p.stones_left),
+            None => (false, o.periods(), 0.0, 0),
+        };
         if periods > RESERVED_PERIODS {
             // Periods beyond the reserve are as good as main time.
-            let spare = f64::from(periods - RESERVED_PERIODS) * self.period_time;
-            main += if self.in_overtime {
-                period_left + spare - self.period_time
+            let spare = f64::from(periods - RESERVED_PERIODS) * o.period_time;
+            main += if o.current.is_some() {
+                period_left + spare - o.period_time
             } else {
                 spare
             };
@@ -473,25 +534,24 @@ impl Clock {
         }
         if !overtime {
             // The most we would ever spend on one move once in overtime.
-            let large = self.period_time / (0.75 * stones_per + 0.25);
-            let rec = self.byo_yomi_share(main, turns);
+            let large = o.period_time / (0.75 * stones_per + 0.25);
+            let rec = o.byo_yomi_share(main, turns);
             let mut max = large + (large * 1.75).min(main).max(main / 5.0);
             if max > main && max < main + large {
                 max = main + large; // Dipping into overtime anyway: allow a full move there.
             }
-            if max > main && periods <= 1 && self.stones_per_period <= 1 {
+            if max > main && periods <= 1 && o.stones_per_period() <= 1 {
                 *lag *= 2.0; // Overrunning that one period loses the game.
             }
             return (0.0, rec, max);
         }
         // Far into the period with periods to spare (after a reconnect, say):
         // give up one period now to get real thinking time.
-        let threshold = apply_lag(0.5 * self.period_time, *lag)
-            * f64::from(periods.saturating_sub(1))
+        let threshold = apply_lag(0.5 * o.period_time, *lag) * f64::from(periods.saturating_sub(1))
             / f64::from(RESERVED_PERIODS - 1);
         if periods > 1 && apply_lag(period_left, *lag) < threshold {
             periods -= 1;
-            period_left += self.period_time;
+            period_left += o.period_time;
         }
         let s = f64::from(stones.max(1));
         if periods <= 1 && stones <= 1 {
@@ -500,14 +560,16 @@ impl Clock {
         let min = if stones <= 1 { period_left } else { 0.0 };
         (min, period_left / s, period_left / (0.75 * s + 0.25))
     }
+}
 
+impl Overtime {
     /// One move's share of `time` (main time) when overtime follows.
     fn byo_yomi_share(&self, time: f64, turns: &TurnsLeft) -> f64 {
         let absolute_share = time / turns.absolute;
         if self.period_time <= 0.0 {
             return absolute_share;
         }
-        let per_move = self.period_time / f64::from(self.stones_per_period);
+        let per_move = self.period_time / f64::from(self.stones_per_period());
         // If strength grows with log(thinking time), spending e times the
         // overtime rate until main time is gone is optimal: that lasts
         // time / (e * per_move) moves. Stretch this towards the expected game
@@ -526,79 +588,6 @@ impl Clock {
         }
         share
     }
-}
-
-/// `time_settings` semantics, shared with the `canadian` kind.
-fn gtp_rule(main: f64, byo_time: f64, stones: u32) -> Clock {
-    if stones == 0 && byo_time > 0.0 {
-        Clock::unlimited()
-    } else {
-        Clock::canadian(main, byo_time, stones)
-    }
-}
-
-fn parse_named(command: &'static str, args: &[&str]) -> Result<Clock, ClockError> {
-    let kinds = if command == KATA {
-        "none, absolute, byoyomi, canadian, fischer or fischer-capped"
-    } else {
-        "none, absolute, byoyomi or canadian"
-    };
-    let syntax = |detail: String| ClockError::Syntax(format!("{command}: {detail}"));
-    let Some((first, rest)) = args.split_first() else {
-        return Err(syntax(format!("expected {kinds}")));
-    };
-    let kind = first.trim().to_ascii_lowercase();
-    let expected = match kind.as_str() {
-        "none" => 0,
-        "absolute" => 1,
-        "fischer" if command == KATA => 2,
-        "byoyomi" | "canadian" => 3,
-        "fischer-capped" if command == KATA => 4,
-        _ => return Err(syntax(format!("unknown kind '{kind}', expected {kinds}"))),
-    };
-    if rest.len() != expected {
-        let n = rest.len();
-        return Err(syntax(format!(
-            "'{kind}' takes {expected} value(s), got {n}"
-        )));
-    }
-    let number = |i: usize, what| {
-        rest[i]
-            .trim()
-            .parse::<f64>()
-            .map_err(|_| bad_value(command, what, rest[i], SECONDS))
-    };
-    let time = |i, what| number(i, what).and_then(|t| check_time(command, what, t));
-    let count = |i: usize, what| match rest[i].trim().parse::<i64>() {
-        Ok(n) => check_count(command, what, n),
-        Err(_) => Err(bad_value(command, what, rest[i], COUNT)),
-    };
-    // fischer-capped: a negative cap means "no cap".
-    let cap = |i, what| match number(i, what)? {
-        t if (-MAX_INPUT_TIME..0.0).contains(&t) => Ok(None),
-        t => check_time(command, what, t).map(Some),
-    };
-    Ok(match kind.as_str() {
-        "none" => Clock::unlimited(),
-        "absolute" => Clock::absolute(time(0, "main time")?),
-        "fischer" => Clock::fischer(time(0, "main time")?, time(1, "increment")?),
-        "byoyomi" => Clock::byo_yomi(
-            time(0, "main time")?,
-            time(1, "byo-yomi period time")?,
-            count(2, "byo-yomi periods")?,
-        ),
-        "canadian" => gtp_rule(
-            time(0, "main time")?,
-            time(1, "overtime period time")?,
-            count(2, "overtime stones")?,
-        ),
-        _ => Clock::fischer_capped(
-            time(0, "main time")?,
-            time(1, "increment")?,
-            cap(2, "main time limit")?,
-            cap(3, "max time per move")?,
-        )?,
-    })
 }
 
 #[cfg(test)]
@@ -623,91 +612,18 @@ mod tests {
         clock
     }
 
-    fn kgs(args: &str) -> Clock {
-        Clock::from_kata(&args.split(' ').collect::<Vec<_>>()).unwrap()
-    }
-
     #[test]
-    fn gtp_time_settings_forms() {
-        assert_eq!(Clock::from_gtp(60.0, 0.0, 0), Ok(Clock::absolute(60.0)));
-        // GTP v2: positive byo-yomi time with zero stones means no limit.
-        assert!(Clock::from_gtp(60.0, 10.0, 0).unwrap().is_unlimited());
-        let c = Clock::from_gtp(60.0, 10.0, 3).unwrap();
-        assert_eq!(c, Clock::canadian(60.0, 10.0, 3));
-        assert_eq!(
-            (c.periods, c.stones_per_period, c.period_time),
-            (1, 3, 10.0)
-        );
-    }
-
-    #[test]
-    fn kgs_and_kata_forms() {
-        assert!(Clock::from_kgs(&["none"]).unwrap().is_unlimited());
-        assert_eq!(
-            Clock::from_kgs(&["Absolute", "300"]),
-            Ok(Clock::absolute(300.0))
-        );
-        let b = Clock::from_kgs(&["byoyomi", "600", "30", "5"]).unwrap();
-        assert_eq!(
-            (b.periods, b.stones_per_period, b.period_time),
-            (5, 1, 30.0)
-        );
-        let c = Clock::from_kgs(&["canadian", "600", "300", "25"]).unwrap();
-        assert_eq!((c.periods, c.stones_per_period), (1, 25));
-        // Zero periods or stones: absolute, or no limit as in time_settings.
-        assert_eq!(kgs("byoyomi 60 30 0"), Clock::absolute(60.0));
-        assert!(kgs("canadian 5 10 0").is_unlimited());
-        assert_eq!(kgs("fischer 60 5"), Clock::fischer(60.0, 5.0));
-        let fischer = Clock::from_kgs(&["fischer", "60", "5"]); // a KataGo extension
-        assert!(matches!(fischer, Err(ClockError::Syntax(_))));
-    }
-
-    #[test]
-    fn fischer_capped_form() {
-        let c = kgs("fischer-capped 60 10 60 -1");
-        assert_eq!((c.main_cap, c.max_per_move), (60.0, f64::INFINITY));
-        let c = kgs("fischer-capped 60 10 -1 12");
-        assert_eq!((c.main_cap, c.max_per_move), (f64::INFINITY, 12.0));
-        let below = Clock::from_kata(&["fischer-capped", "60", "10", "30", "-1"]);
-        assert!(matches!(below, Err(ClockError::Inconsistent(_))));
-        let nan = Clock::from_kata(&["fischer-capped", "60", "1", "nan", "-1"]);
-        assert!(matches!(nan, Err(ClockError::Value(_))));
-    }
-
-    #[test]
-    fn bad_settings_are_errors() {
-        for t in [-1.0, f64::NAN, f64::INFINITY, 1e30] {
-            assert!(Clock::from_gtp(t, 0.0, 0).is_err());
-            assert!(Clock::from_gtp(0.0, t, 1).is_err());
-        }
-        assert!(Clock::from_gtp(60.0, 10.0, -1).is_err());
-        assert!(Clock::from_gtp(60.0, 10.0, 2_000_000).is_err());
-        let bad = "|sudden-death 60|absolute|absolute 60 5|none 1|fischer 60|absolute sixty|\
-                   absolute nan|absolute -5|absolute inf|byoyomi 60 30 2.5|canadian 60 30 -3|\
-                   byoyomi 60 30 2000000";
-        for line in bad.split('|') {
-            let args: Vec<&str> = line.split_whitespace().collect();
-            assert!(Clock::from_kgs(&args).is_err(), "{line}");
-            assert!(Clock::from_kata(&args).is_err(), "{line}");
-        }
-    }
-
-    #[test]
-    fn error_messages_name_the_command() {
-        let e = Clock::from_gtp(-1.0, 0.0, 0).unwrap_err().to_string();
-        let want = "time_settings: main time must be a finite number of seconds >= 0";
-        assert!(e.starts_with(want), "{e}");
-        let e = Clock::from_kata(&["hourglass"]).unwrap_err().to_string();
-        assert!(
-            e.starts_with("kata-time_settings: unknown kind 'hourglass'"),
-            "{e}"
-        );
-        assert!(e.contains("fischer-capped"), "{e}");
-        let e = Clock::from_kgs(&["byoyomi", "1"]).unwrap_err().to_string();
-        assert_eq!(e, "kgs-time_settings: 'byoyomi' takes 3 value(s), got 1");
+    fn time_left_error_names_the_command() {
         let e: Box<dyn std::error::Error> =
             Box::new(Clock::absolute(9.0).set_time_left(5.0, 2).unwrap_err());
         assert!(e.to_string().starts_with("time_left: 2 overtime stones"));
+    }
+
+    #[test]
+    fn fischer_cap_below_main_time_is_refused() {
+        let below = Clock::fischer_capped(60.0, 10.0, Some(30.0), None);
+        assert!(matches!(below, Err(ClockError::Inconsistent(_))));
+        assert!(Clock::fischer_capped(60.0, 10.0, Some(60.0), None).is_ok());
     }
 
     #[test]
@@ -730,7 +646,10 @@ mod tests {
         c.set_time_left(25.0, 9).unwrap();
         assert_eq!(c.overtime(), Some((5, 1, 25.0)));
         c.set_time_left(400.0, 0).unwrap();
-        assert_eq!((c.periods_left, c.overtime()), (5, None));
+        assert_eq!(c.overtime(), None);
+        // Back in main time, all five periods are there again.
+        c.charge(410.0);
+        assert_eq!(c.overtime(), Some((5, 1, 30.0)));
     }
 
     #[test]
@@ -805,29 +724,29 @@ mod tests {
         check(&Clock::fischer(60.0, 5.0), 0.0, 4.37795, 14.8);
         check(&Clock::fischer(60.0, 1.0), 0.0, 0.702975, 11.6);
         check(&left(Clock::fischer(62.5, 2.5), 7.3, 0), 0.0, 1.5266, 2.26);
-        let capped = kgs("fischer-capped 60 10 60 1e15");
+        let capped = Clock::fischer_capped(60.0, 10.0, Some(60.0), Some(1e15)).unwrap();
         check(&capped, 9.0, 9.34296, 18.8);
         check(&left(capped, 30.0, 0), 0.0, 9.13298, 12.8);
-        let per_move = kgs("fischer-capped 60 10 -1 12");
+        let per_move = Clock::fischer_capped(60.0, 10.0, None, Some(12.0)).unwrap();
         assert_eq!(per_move.budget(361, 0, 1.0).max, 11.0);
     }
 
     #[test]
     fn budgets_match_katago_byo_yomi_and_canadian() {
-        check(&kgs("byoyomi 20 5 5"), 0.0, 6.76652, 12.75);
-        check(&left(kgs("byoyomi 20 5 5"), 10.0, 7), 9.0, 9.0, 9.0);
+        check(&Clock::byo_yomi(20.0, 5.0, 5), 0.0, 6.76652, 12.75);
+        check(&left(Clock::byo_yomi(20.0, 5.0, 5), 10.0, 7), 9.0, 9.0, 9.0);
         // Spare periods beyond the last five count as main time.
-        let b7 = kgs("byoyomi 20 7 7");
+        let b7 = Clock::byo_yomi(20.0, 7.0, 7);
         check(&left(b7.clone(), 10.0, 7), 0.0, 9.87313, 23.0);
         check(&left(b7.clone(), 2.0, 3), 8.0, 8.0, 8.0);
         check(&left(b7.clone(), -5.0, 1), 0.0, 0.0, 0.0);
         check(&left(b7, -1.0, 0), 0.0, 9.87313, 19.0);
-        let c = Clock::from_gtp(60.0, 10.0, 3).unwrap();
+        let c = Clock::canadian(60.0, 10.0, 3);
         check(&c, 0.0, 4.17768, 15.0);
         check(&left(c, 15.0, 2), 0.0, 6.5, 7.57143);
-        check(&Clock::from_gtp(0.0, 10.0, 1).unwrap(), 0.0, 8.0, 8.0);
-        check(&kgs("canadian 5 10 3"), 0.0, 4.0, 8.0);
-        check(&left(kgs("canadian 5 10 3"), 2.0, 1), 1.0, 1.0, 1.0);
+        check(&Clock::canadian(0.0, 10.0, 1), 0.0, 8.0, 8.0);
+        check(&Clock::canadian(5.0, 10.0, 3), 0.0, 4.0, 8.0);
+        check(&left(Clock::canadian(5.0, 10.0, 3), 2.0, 1), 1.0, 1.0, 1.0);
     }
 
     #[test]
@@ -885,14 +804,14 @@ mod tests {
     #[test]
     fn round_up_uses_the_whole_byo_yomi_period() {
         // Last stone of the period: stopping early throws the rest away.
-        let b = left(kgs("byoyomi 20 7 7"), 10.0, 1);
+        let b = left(Clock::byo_yomi(20.0, 7.0, 7), 10.0, 1);
         assert!(close(b.round_up_limit(1.0, 0.0, 8.0), 9.0));
         // Main time nearly gone: finish it and use the period too.
         let b = left(b, 2.0, 0);
         assert!(close(b.round_up_limit(1.0, 9.87313, 9.87313), 15.0));
         assert_eq!(left(b, 300.0, 0).round_up_limit(1.0, 5.0, 5.0), 5.0);
         // Canadian: once main time is spent, step just into the period.
-        let k = kgs("canadian 5 10 3");
+        let k = Clock::canadian(5.0, 10.0, 3);
         assert!(close(k.round_up_limit(1.0, 4.0 - 1e-6, 4.0), 6.0));
         assert_eq!(k.round_up_limit(1.0, 0.0, 4.0), 4.0);
         let k = left(k, 8.0, 2); // mid-period with stones to go: nothing to gain
@@ -907,7 +826,7 @@ mod tests {
         assert_eq!(Clock::canadian(60.0, 30.0, 0), Clock::absolute(60.0));
         let mut c = Clock::byo_yomi(1.0, 0.0, u32::MAX);
         c.charge(f64::INFINITY);
-        assert_eq!(c.periods_left, 1);
+        assert_eq!(c.overtime().map(|(periods, _, _)| periods), Some(1));
         for lag in [f64::NAN, -1.0, f64::INFINITY] {
             for clock in [Clock::absolute(60.0), Clock::byo_yomi(60.0, 30.0, 3)] {
                 let b = clock.budget(0, 500, lag);

@@ -22,7 +22,7 @@ use tengen_search::evaluator::{InputParams, PolicyOptions, Symmetry};
 use tengen_search::EvalRequest;
 
 use super::analyze::{format_line, parse_args, AnalyzeArgs, Format};
-use super::{Command, Reply};
+use super::{time_control, Command, Reply};
 
 /// How the engine plays.
 #[derive(Clone, Debug)]
@@ -390,24 +390,17 @@ impl Engine {
                     .join(" "))
             }
             "time_settings" => {
-                let [m, b, s] = args else {
-                    return Err("time_settings takes three arguments".into());
-                };
-                let (m, b, s) = match (m.parse(), b.parse(), s.parse()) {
-                    (Ok(m), Ok(b), Ok(s)) => (m, b, s),
-                    _ => return Err("time_settings: expected numbers".into()),
-                };
-                let c = Clock::from_gtp(m, b, s).map_err(|e| e.to_string())?;
+                let c = time_control::time_settings(args).map_err(|e| e.to_string())?;
                 self.clocks = [c.clone(), c];
                 Ok(String::new())
             }
             "kgs-time_settings" => {
-                let c = Clock::from_kgs(args).map_err(|e| e.to_string())?;
+                let c = time_control::kgs_time_settings(args).map_err(|e| e.to_string())?;
                 self.clocks = [c.clone(), c];
                 Ok(String::new())
             }
             "kata-time_settings" => {
-                let c = Clock::from_kata(args).map_err(|e| e.to_string())?;
+                let c = time_control::kata_time_settings(args).map_err(|e| e.to_string())?;
                 self.clocks = [c.clone(), c];
                 Ok(String::new())
             }

@@ -1,9 +1,11 @@
 //! GTP v2: [`line`] turns input lines into commands as the specification's preprocessing
-//! says, [`engine`] carries them out on a game and a search, and [`Reply`] formats answers.
+//! says, [`engine`] carries them out on a game and a search, [`time_control`] reads the
+//! time-setting commands' words into a clock, and [`Reply`] formats answers.
 
 pub mod analyze;
 pub mod engine;
 pub mod line;
+pub mod time_control;
 
 pub use analyze::{AnalyzeArgs, Format};
 pub use engine::{analyze_command, Engine, EngineConfig, SgfAccess, MAX_SGF_BYTES};
