@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 use tengen_rules::Game;
 
 use crate::backend::{Backend, BatchInput, BatchOutput, IoShape};
+use crate::contract::meta::ModelMetadata;
 use crate::features::{FeatureError, InputParams, Symmetry, V7Encoder, NUM_GLOBAL, NUM_SPATIAL};
-use crate::onnx::meta::ModelMetadata;
 use crate::postprocess::{
     postprocess, NnOutput, PolicyOptions, PositionInfo, PostprocessError, RawOutput,
 };

@@ -5,7 +5,7 @@
 
 use tengen_rules::{BoardSize, Game, KoRule, Move, Player, ScoringRule};
 
-use crate::onnx::meta::ModelMetadata;
+use crate::contract::meta::ModelMetadata;
 
 /// One position's raw outputs, in board orientation (symmetry already undone), laid out
 /// as the graph returns them for a buffer `x_len` wide.
@@ -390,7 +390,7 @@ pub fn postprocess(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::onnx::meta::PostProcessParams;
+    use crate::contract::meta::PostProcessParams;
     use tengen_rules::Rules;
 
     fn meta(version: u32, policy_channels: u32) -> ModelMetadata {

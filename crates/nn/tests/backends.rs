@@ -7,8 +7,8 @@ use std::sync::Arc;
 use tengen_nn::backend::synthetic::SyntheticNet;
 use tengen_nn::backend::tract::{TractBackend, TractOptions};
 use tengen_nn::backend::{Backend, BackendError, BatchInput, BatchOutput, IoShape};
+use tengen_nn::contract::meta::ModelMetadata;
 use tengen_nn::onnx::load::LoadedModel;
-use tengen_nn::onnx::meta::ModelMetadata;
 
 /// Owned inputs for `rows` positions; even rows use a smaller board inside the buffer.
 struct Inputs {

@@ -8,10 +8,10 @@ use std::time::Duration;
 use tengen_nn::backend::synthetic::SyntheticNet;
 use tengen_nn::backend::tract::{TractBackend, TractOptions};
 use tengen_nn::backend::Backend;
+use tengen_nn::contract::meta::ModelMetadata;
 use tengen_nn::eval::{EvalError, EvalOptions, Evaluator, EvaluatorConfig, SymmetryChoice};
 use tengen_nn::features::Symmetry;
 use tengen_nn::onnx::load::LoadedModel;
-use tengen_nn::onnx::meta::ModelMetadata;
 use tengen_nn::postprocess::NnOutput;
 use tengen_rules::{BoardSize, Game, Move, Player, Rules};
 

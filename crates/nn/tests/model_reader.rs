@@ -13,7 +13,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
-use tengen_nn::model::version;
+use tengen_nn::contract::version;
 use tengen_nn::model::*;
 
 /// The small real network: model version 8, six residual blocks of 96 channels.
@@ -486,8 +486,8 @@ impl ModelWriter {
 /// an RMS-norm trunk tip, the SGF-metadata encoder and the pass MLP.
 fn tiny_model(model_version: u32, binary: bool) -> Vec<u8> {
     let v = model_version;
-    let spatial = version::num_spatial_features(v).expect("supported version");
-    let global = version::num_global_features(v).expect("supported version");
+    let spatial = version::spatial_channels(v).expect("supported version") as usize;
+    let global = version::global_channels(v).expect("supported version") as usize;
     let modern = v >= 15;
     let mut w = ModelWriter::new(v, binary);
 
@@ -522,7 +522,7 @@ fn tiny_model(model_version: u32, binary: bool) -> Vec<u8> {
     w.conv("conv1", 1, spatial, c);
     w.matmul("ginput", global, c);
     if modern {
-        let meta = version::num_input_meta_channels(1).expect("encoder version 1");
+        let meta = version::meta_channels(1).expect("encoder version 1") as usize;
         w.tok("meta");
         w.tok(meta);
         w.matmul("meta.mul1", meta, 2);
@@ -555,8 +555,8 @@ fn tiny_model(model_version: u32, binary: bool) -> Vec<u8> {
     }
     w.act("trunk.tipact");
 
-    // Version 17 files state their policy channel count; 2 is one of the two allowed.
-    let policy = version::num_policy_channels(v).unwrap_or(2);
+    // Version 17 files state their policy channel count; the first allowed one will do.
+    let policy = version::policy_channels(v)[0] as usize;
     let (p1, g1) = (3, 2);
     w.tok("policy");
     if v >= 17 {
@@ -582,7 +582,7 @@ fn tiny_model(model_version: u32, binary: bool) -> Vec<u8> {
         w.matmul("gpooltopass", 3 * g1, policy);
     }
 
-    let score = version::num_score_value_channels(v).expect("supported version");
+    let score = version::score_value_channels(v).expect("supported version") as usize;
     let (v1, v2) = (2, 3);
     w.tok("value");
     if v >= 17 {

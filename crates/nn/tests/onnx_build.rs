@@ -7,11 +7,11 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use serde_json::Value;
+use tengen_nn::contract::meta::ModelMetadata;
 use tengen_nn::model::{load_model, ModelDesc};
 use tengen_nn::onnx::build::{
     build_graph, write_onnx, BuildError, BuildOptions, BATCH_DIM, IR_VERSION, OPSET_VERSION,
 };
-use tengen_nn::onnx::meta::ModelMetadata;
 use tract_onnx::pb::{
     tensor_shape_proto::dimension::Value as Dim, type_proto, ModelProto, ValueInfoProto,
 };

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use prost::Message;
 use tengen_nn::backend::synthetic::{value_info, SyntheticNet};
+use tengen_nn::contract::meta::{keys, MetaError, ModelMetadata};
 use tengen_nn::onnx::load::{self, ContractError, LoadError, LoadedModel};
-use tengen_nn::onnx::meta::{keys, MetaError, ModelMetadata};
 use tract_onnx::pb::{self, ModelProto, StringStringEntryProto};
 
 fn meta(version: u32) -> ModelMetadata {

@@ -1,6 +1,6 @@
 //! The shapes of one batch row and the flat buffers a batch travels in.
 
-use crate::onnx::meta::ModelMetadata;
+use crate::contract::meta::ModelMetadata;
 
 use super::BackendError;
 

@@ -8,11 +8,11 @@ use tract_onnx::pb::{
     TypeProto, ValueInfoProto,
 };
 
+use crate::contract::meta::ModelMetadata;
 use crate::onnx::load::{
     set_props, INPUT_GLOBAL, INPUT_MASK, INPUT_META, INPUT_SPATIAL, OUTPUT_OWNERSHIP,
     OUTPUT_POLICY, OUTPUT_POLICY_PASS, OUTPUT_SCORE_VALUE, OUTPUT_VALUE,
 };
-use crate::onnx::meta::ModelMetadata;
 
 /// The name of the symbolic batch dimension in synthetic graphs.
 pub const BATCH_DIM: &str = "N";

@@ -4,7 +4,7 @@ use super::blocks::Block;
 use super::layers::{
     ActivationLayer, BatchNormLayer, ConvLayer, MatBiasLayer, MatMulLayer, RmsNormLayer,
 };
-use crate::onnx::meta::PostProcessParams;
+use crate::contract::meta::PostProcessParams;
 
 /// The SGF-metadata encoder of human-style models (KataGo `SGFMetadataEncoderDesc`):
 /// a 3-layer MLP from the metadata input to a trunk bias.

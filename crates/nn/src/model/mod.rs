@@ -12,7 +12,6 @@ mod error;
 mod layers;
 mod parse;
 mod tokens;
-pub mod version;
 
 use std::io::Read;
 use std::path::Path;

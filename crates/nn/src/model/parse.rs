@@ -14,8 +14,8 @@ use super::layers::{
     RmsNormLayer, TransformerRmsNorm,
 };
 use super::tokens::{shorten, Cursor};
-use super::version;
-use crate::onnx::meta::PostProcessParams;
+use crate::contract::meta::PostProcessParams;
+use crate::contract::version;
 
 /// Largest channel count of any layer (real nets use at most a few thousand).
 pub const MAX_CHANNELS: usize = 1 << 16;
@@ -745,7 +745,7 @@ impl Parser<'_> {
     ) -> Result<SgfMetadataEncoder, ModelError> {
         let name = self.cur.name(parent, "metadata encoder name")?;
         let ctx = child(parent, &name);
-        let expected = version::num_input_meta_channels(meta_version).unwrap_or(0);
+        let expected = version::meta_channels(meta_version).unwrap_or(0) as usize;
         let (n, offset) = self.cur.int(&ctx, "numInputMetaChannels")?;
         if usize::try_from(n).ok() != Some(expected) {
             return Err(ModelError::OutOfRange {
@@ -914,20 +914,25 @@ impl Parser<'_> {
     fn policy_head(&mut self) -> Result<PolicyHead, ModelError> {
         let name = self.cur.name("", "policy head name")?;
         let ctx = name.clone();
-        let policy_out_channels = match version::num_policy_channels(self.version) {
-            Some(c) => c,
-            None => {
+        // One legal count is implied by the version; with a choice, the file states it.
+        let legal = version::policy_channels(self.version);
+        let policy_out_channels = match legal {
+            [c] => *c as usize,
+            _ => {
                 let (c, offset) = self.cur.int(&ctx, "policyOutChannels")?;
-                if c != 2 && c != 4 {
-                    return Err(ModelError::OutOfRange {
-                        context: ctx,
-                        field: "policyOutChannels",
-                        value: c.to_string(),
-                        reason: "must be 2 or 4".to_string(),
-                        offset,
-                    });
+                match u32::try_from(c).ok().filter(|c| legal.contains(c)) {
+                    Some(c) => c as usize,
+                    None => {
+                        let legal: Vec<String> = legal.iter().map(u32::to_string).collect();
+                        return Err(ModelError::OutOfRange {
+                            context: ctx,
+                            field: "policyOutChannels",
+                            value: c.to_string(),
+                            reason: format!("must be {}", legal.join(" or ")),
+                            offset,
+                        });
+                    }
                 }
-                usize::try_from(c).unwrap_or(2)
             }
         };
         if self.version >= 17 {
@@ -1081,7 +1086,7 @@ impl Parser<'_> {
         let sv3_mul = self.matmul(&ctx)?;
         let sv3_bias = self.matbias(&ctx)?;
         let ownership_conv = self.conv(&ctx)?;
-        let score_c = version::num_score_value_channels(self.version).unwrap_or(0);
+        let score_c = version::score_value_channels(self.version).unwrap_or(0) as usize;
         same(
             &ctx,
             "v1Conv.outChannels",
@@ -1115,14 +1120,14 @@ impl Parser<'_> {
             "v3Mul.outChannels",
             v3_mul.out_channels,
             "value channels",
-            version::NUM_VALUE_CHANNELS,
+            version::VALUE_CHANNELS as usize,
         )?;
         same(
             &ctx,
             "v3Bias.numChannels",
             v3_bias.num_channels,
             "value channels",
-            version::NUM_VALUE_CHANNELS,
+            version::VALUE_CHANNELS as usize,
         )?;
         same(
             &ctx,
@@ -1157,7 +1162,7 @@ impl Parser<'_> {
             "vOwnershipConv.outChannels",
             ownership_conv.out_channels,
             "ownership channels",
-            version::NUM_OWNERSHIP_CHANNELS,
+            version::OWNERSHIP_CHANNELS as usize,
         )?;
         Ok(ValueHead {
             name,
@@ -1233,7 +1238,7 @@ impl Parser<'_> {
             let (mv, offset) = self.cur.int("header", "metaEncoderVersion")?;
             meta_encoder_version = u32::try_from(mv)
                 .ok()
-                .filter(|&m| version::num_input_meta_channels(m).is_some())
+                .filter(|&m| version::meta_channels(m).is_some())
                 .ok_or_else(|| ModelError::Unsupported {
                     context: "header".to_string(),
                     what: "metaEncoderVersion",
@@ -1255,7 +1260,7 @@ impl Parser<'_> {
             }
         }
         let num_input_meta_channels =
-            version::num_input_meta_channels(meta_encoder_version).unwrap_or(0);
+            version::meta_channels(meta_encoder_version).unwrap_or(0) as usize;
 
         let trunk = self.trunk(meta_encoder_version)?;
         let policy_head = self.policy_head()?;
@@ -1298,8 +1303,8 @@ impl Parser<'_> {
             value_head.v1_conv.in_channels,
         )?;
         // KataGo's backends assert these; the ONNX contract fixes them per version.
-        let spatial = version::num_spatial_features(model_version).unwrap_or(0);
-        let global = version::num_global_features(model_version).unwrap_or(0);
+        let spatial = version::spatial_channels(model_version).unwrap_or(0) as usize;
+        let global = version::global_channels(model_version).unwrap_or(0) as usize;
         same(
             "header",
             "numInputChannels",

@@ -25,8 +25,8 @@ use tract_onnx::pb::{
     StringStringEntryProto, TensorShapeProto, TypeProto, ValueInfoProto,
 };
 
+use crate::contract::meta::{self, MetaError, ModelMetadata};
 use crate::model::ModelDesc;
-use crate::onnx::meta::{self, MetaError, ModelMetadata};
 use graph::{Graph, INPUT_MASK};
 
 /// ONNX opset the graphs use (18: reduction axes as inputs, `Mish`).

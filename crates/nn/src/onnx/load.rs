@@ -14,7 +14,7 @@ use tract_onnx::pb::{
     tensor_proto, tensor_shape_proto::dimension, type_proto, ModelProto, ValueInfoProto,
 };
 
-use super::meta::{MetaError, ModelMetadata};
+use crate::contract::meta::{MetaError, ModelMetadata};
 
 /// The largest model (after gunzip) accepted by default: 1 GiB, several times KataGo's
 /// largest published nets in fp32.
@@ -283,7 +283,7 @@ pub fn props_of(proto: &ModelProto) -> Vec<(String, String)> {
 pub fn set_props(proto: &mut ModelProto, meta: &ModelMetadata) {
     proto
         .metadata_props
-        .retain(|p| !p.key.starts_with(super::meta::keys::NAMESPACE));
+        .retain(|p| !p.key.starts_with(crate::contract::meta::keys::NAMESPACE));
     for (key, value) in meta.to_props() {
         proto
             .metadata_props

@@ -1,6 +1,6 @@
 //! ONNX graphs that follow KataGo's ONNX contract: building them from a KataGo model
-//! ([`build`]), the `katago.*` metadata ([`meta`]) and loading any conforming file ([`load`]).
+//! ([`build`]) and loading any conforming file ([`load`]); the contract's `katago.*`
+//! metadata and version table are in [`crate::contract`].
 
 pub mod build;
 pub mod load;
-pub mod meta;

@@ -1,7 +1,7 @@
 //! The `katago.*` metadata of KataGo's ONNX contract (docs/ONNX_Model_Files.md in KataGo):
 //! what a graph's inputs mean and how to decode its outputs.
 
-use crate::model::version;
+use super::version::{self, LATEST_MODEL_VERSION, OLDEST_MODEL_VERSION};
 
 /// Post-processing multipliers of a model (KataGo's `ModelPostProcessParams`).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -91,18 +91,12 @@ pub struct ModelMetadata {
 
 /// The `katago.metadataVersion` this build reads and writes.
 pub const METADATA_VERSION: u32 = 1;
-/// The oldest `katago.modelVersion` accepted (as KataGo 1.17.3).
-pub const MIN_MODEL_VERSION: u32 = 3;
-/// The newest `katago.modelVersion` accepted (as KataGo 1.17.3).
-pub const MAX_MODEL_VERSION: u32 = 17;
 /// The longest `katago.name` accepted, since names end up in cache file names.
 pub const MAX_NAME_LEN: usize = 96;
 /// The smallest board buffer side accepted in `katago.build.nnXLen`/`nnYLen`.
 pub const MIN_NN_LEN: u32 = tengen_rules::MIN_SIZE as u32;
 /// The largest board buffer side accepted: the largest board Tengen plays.
 pub const MAX_NN_LEN: u32 = tengen_rules::MAX_SIZE as u32;
-/// Width of `InputMeta` for `katago.metaEncoderVersion` 1 (KataGo's SGF metadata encoder).
-pub const META_ENCODER_V1_CHANNELS: u32 = 192;
 
 /// Every key of the must-understand namespace that this build knows.
 pub mod keys {
@@ -241,7 +235,7 @@ pub enum MetaError {
         found: u32,
     },
     /// A `katago.modelVersion` outside 3..=17.
-    #[error("{key} = {found} is not supported (supported: {MIN_MODEL_VERSION} to {MAX_MODEL_VERSION})", key = keys::MODEL_VERSION)]
+    #[error("{key} = {found} is not supported (supported: {OLDEST_MODEL_VERSION} to {LATEST_MODEL_VERSION})", key = keys::MODEL_VERSION)]
     UnsupportedModelVersion {
         /// The version found.
         found: u32,
@@ -308,57 +302,6 @@ pub enum MetaError {
     },
 }
 
-/// The legal `katago.numInputChannels` for a model version (KataGo's `getNumSpatialFeatures`).
-pub fn spatial_channels_for(model_version: u32) -> Option<u32> {
-    version::num_spatial_features(model_version).map(|n| n as u32)
-}
-
-/// The legal `katago.numInputGlobalChannels` for a model version (KataGo's `getNumGlobalFeatures`).
-pub fn global_channels_for(model_version: u32) -> Option<u32> {
-    version::num_global_features(model_version).map(|n| n as u32)
-}
-
-/// KataGo's input-features version for a model version (`getInputsVersion`): Tengen's features are version 7.
-pub fn inputs_version_for(model_version: u32) -> Option<u32> {
-    version::inputs_version(model_version)
-}
-
-/// The legal `katago.numPolicyChannels` values for a model version (from KataGo's `PolicyHeadDesc`).
-pub fn policy_channels_for(model_version: u32) -> &'static [u32] {
-    match model_version {
-        3..=11 => &[1],
-        12..=15 => &[2],
-        16 => &[4],
-        17 => &[2, 4],
-        _ => &[],
-    }
-}
-
-/// The legal `katago.numScoreValueChannels` for a model version (from KataGo's `ValueHeadDesc`).
-pub fn score_value_channels_for(model_version: u32) -> Option<u32> {
-    match model_version {
-        3 => Some(1),
-        4..=7 => Some(2),
-        8 => Some(4),
-        9..=17 => Some(6),
-        _ => None,
-    }
-}
-
-/// The `InputMeta` width for a `katago.metaEncoderVersion` (KataGo's `getNumInputMetaChannels`).
-pub fn meta_channels_for(meta_encoder_version: u32) -> Option<u32> {
-    match meta_encoder_version {
-        0 => Some(0),
-        1 => Some(META_ENCODER_V1_CHANNELS),
-        _ => None,
-    }
-}
-
-/// The number of value channels (win, loss, no result) for every model version.
-pub const VALUE_CHANNELS: u32 = 3;
-/// The number of ownership channels for every model version.
-pub const OWNERSHIP_CHANNELS: u32 = 1;
-
 impl ModelMetadata {
     /// Metadata for a plain (no meta encoder) model of `model_version` with the legal channel
     /// counts, default multipliers and flags, for a masked `nn_x_len` × `nn_y_len` graph.
@@ -368,7 +311,7 @@ impl ModelMetadata {
         nn_x_len: u32,
         nn_y_len: u32,
     ) -> Result<Self, MetaError> {
-        if !(MIN_MODEL_VERSION..=MAX_MODEL_VERSION).contains(&model_version) {
+        if !version::is_supported(model_version) {
             return Err(MetaError::UnsupportedModelVersion {
                 found: model_version,
             });
@@ -377,16 +320,16 @@ impl ModelMetadata {
             metadata_version: METADATA_VERSION,
             name: name.to_string(),
             model_version,
-            num_input_channels: spatial_channels_for(model_version).unwrap_or(0),
-            num_input_global_channels: global_channels_for(model_version).unwrap_or(0),
+            num_input_channels: version::spatial_channels(model_version).unwrap_or(0),
+            num_input_global_channels: version::global_channels(model_version).unwrap_or(0),
             num_input_meta_channels: 0,
-            num_policy_channels: policy_channels_for(model_version)
+            num_policy_channels: version::policy_channels(model_version)
                 .first()
                 .copied()
                 .unwrap_or(0),
-            num_value_channels: VALUE_CHANNELS,
-            num_score_value_channels: score_value_channels_for(model_version).unwrap_or(0),
-            num_ownership_channels: OWNERSHIP_CHANNELS,
+            num_value_channels: version::VALUE_CHANNELS,
+            num_score_value_channels: version::score_value_channels(model_version).unwrap_or(0),
+            num_ownership_channels: version::OWNERSHIP_CHANNELS,
             nn_x_len,
             nn_y_len,
             require_exact_nn_len: false,
@@ -406,7 +349,7 @@ impl ModelMetadata {
 
     /// KataGo's input-features version for this model (7 for model versions 8 to 17).
     pub fn inputs_version(&self) -> Option<u32> {
-        inputs_version_for(self.model_version)
+        version::inputs_version(self.model_version)
     }
 
     /// Whether the graph has an `InputMeta` input.
@@ -423,10 +366,10 @@ impl ModelMetadata {
         }
         validate_name(&self.name)?;
         let v = self.model_version;
-        if !(MIN_MODEL_VERSION..=MAX_MODEL_VERSION).contains(&v) {
+        if !version::is_supported(v) {
             return Err(MetaError::UnsupportedModelVersion { found: v });
         }
-        let meta_channels = meta_channels_for(self.meta_encoder_version).ok_or(
+        let meta_channels = version::meta_channels(self.meta_encoder_version).ok_or(
             MetaError::UnsupportedMetaEncoder {
                 found: self.meta_encoder_version,
             },
@@ -443,19 +386,19 @@ impl ModelMetadata {
         one(
             keys::NUM_INPUT_CHANNELS,
             self.num_input_channels,
-            spatial_channels_for(v),
+            version::spatial_channels(v),
         )?;
         one(
             keys::NUM_INPUT_GLOBAL_CHANNELS,
             self.num_input_global_channels,
-            global_channels_for(v),
+            version::global_channels(v),
         )?;
         one(
             keys::NUM_INPUT_META_CHANNELS,
             self.num_input_meta_channels,
             Some(meta_channels),
         )?;
-        let policy = policy_channels_for(v);
+        let policy = version::policy_channels(v);
         if !policy.contains(&self.num_policy_channels) {
             let expected = policy
                 .iter()
@@ -472,17 +415,17 @@ impl ModelMetadata {
         one(
             keys::NUM_VALUE_CHANNELS,
             self.num_value_channels,
-            Some(VALUE_CHANNELS),
+            Some(version::VALUE_CHANNELS),
         )?;
         one(
             keys::NUM_SCORE_VALUE_CHANNELS,
             self.num_score_value_channels,
-            score_value_channels_for(v),
+            version::score_value_channels(v),
         )?;
         one(
             keys::NUM_OWNERSHIP_CHANNELS,
             self.num_ownership_channels,
-            Some(OWNERSHIP_CHANNELS),
+            Some(version::OWNERSHIP_CHANNELS),
         )?;
         for (key, len) in [
             (keys::NN_X_LEN, self.nn_x_len),
@@ -626,7 +569,7 @@ impl ModelMetadata {
             .to_string();
         validate_name(&name)?;
         let model_version = map.required_u32(keys::MODEL_VERSION)?;
-        if !(MIN_MODEL_VERSION..=MAX_MODEL_VERSION).contains(&model_version) {
+        if !version::is_supported(model_version) {
             return Err(MetaError::UnsupportedModelVersion {
                 found: model_version,
             });
@@ -867,7 +810,7 @@ mod tests {
 
     #[test]
     fn round_trip_every_version() {
-        for v in MIN_MODEL_VERSION..=MAX_MODEL_VERSION {
+        for v in OLDEST_MODEL_VERSION..=LATEST_MODEL_VERSION {
             let meta = ModelMetadata::for_version("net-1_a", v, 19, 19).unwrap();
             let back = ModelMetadata::from_props(&props_of(&meta)).unwrap();
             assert_eq!(back, meta, "model version {v}");
@@ -877,7 +820,7 @@ mod tests {
     #[test]
     fn round_trip_all_fields() {
         let mut meta = ModelMetadata::for_version("kata1-b18c384", 15, 13, 9).unwrap();
-        meta.num_input_meta_channels = META_ENCODER_V1_CHANNELS;
+        meta.num_input_meta_channels = version::META_ENCODER_V1_CHANNELS;
         meta.meta_encoder_version = 1;
         meta.prefer_pass_alive_under_suicide_rules = true;
         meta.prefer_exclude_territory_adjacent_to_atari = true;
@@ -1094,18 +1037,12 @@ mod tests {
     }
 
     #[test]
-    fn channel_counts_follow_katago() {
-        assert_eq!(spatial_channels_for(6), Some(13));
-        assert_eq!(global_channels_for(7), Some(16));
-        assert_eq!(global_channels_for(8), Some(19));
-        assert_eq!(score_value_channels_for(8), Some(4));
-        assert_eq!(policy_channels_for(16), &[4]);
-        assert_eq!(policy_channels_for(17), &[2, 4]);
-        assert_eq!(inputs_version_for(8), Some(7));
-        assert_eq!(spatial_channels_for(18), None);
+    fn version_17_accepts_either_policy_width() {
         let mut meta = ModelMetadata::for_version("n", 17, 19, 19).unwrap();
-        meta.num_policy_channels = 4;
-        assert!(meta.validate().is_ok());
+        for (channels, ok) in [(2, true), (4, true), (1, false), (3, false)] {
+            meta.num_policy_channels = channels;
+            assert_eq!(meta.validate().is_ok(), ok, "{channels} policy channels");
+        }
     }
 
     #[test]
