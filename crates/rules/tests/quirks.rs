@@ -1001,3 +1001,28 @@ fn agreed_dead_stones_come_off_for_the_count_but_stay_on_the_board() {
     g.rescore_with_dead(&[]).unwrap();
     assert_eq!(score(&g), 7.0);
 }
+
+// Rule: KataGo lets a game start in a cleanup phase, but only under territory scoring;
+// starting in the second one snapshots the stones then on the board, as entering it does.
+#[test]
+fn a_game_can_start_in_a_cleanup_phase_under_territory_scoring_only() {
+    let size = BoardSize::square(9).unwrap();
+    let c3 = size.loc(2, 2).unwrap();
+    let mut board = Board::new(size);
+    board.play(Move::Play(c3), Player::Black);
+    let start = |rules, phase| {
+        Game::from_cleanup_position(
+            board.clone(),
+            Player::White,
+            rules,
+            GameOptions::default(),
+            phase,
+        )
+    };
+    assert!(start(Rules::chinese(), Phase::Cleanup1).is_err());
+    assert!(start(Rules::chinese(), Phase::Main).is_ok());
+    let g = start(Rules::japanese(), Phase::Cleanup2).unwrap();
+    assert_eq!((g.phase(), g.to_move()), (Phase::Cleanup2, Player::White));
+    assert_eq!(g.second_cleanup_start(c3), Some(Player::Black));
+    assert!(g.is_final_phase());
+}
