@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every check and test suite of the workspace; this is what CI runs (.ci/run).
 # It first installs whatever the suites need that is missing, then fails on the first problem.
-# Golden tests read ../shared (or $TENGEN_SHARED) and print "golden <file>: <agreed>/<total> agree".
+# Golden tests read ../shared (or $TENGEN_SHARED) and print "golden <file>: <agreed>/<total> agree";
+# with the data present, TENGEN_REQUIRE_GOLDEN=1 makes a golden test that skips fail.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -54,6 +55,11 @@ fi
 # linked) and run the network golden tests on ONNX Runtime too, with the library from the
 # `onnxruntime` PyPI wheel, fetched once into ~/.cache/tengen; without it they say they skipped.
 step "tests"
+# With the shared reference data present, a golden test that cannot find its part of it
+# fails instead of saying it skipped.
+if [[ -d "${TENGEN_SHARED:-../shared}" ]]; then
+    export TENGEN_REQUIRE_GOLDEN=1
+fi
 if [[ -z "${ORT_DYLIB_PATH:-}" ]]; then
     ORT_DYLIB_PATH="$(crates/nn/scripts/fetch-onnxruntime.sh)" || ORT_DYLIB_PATH=""
 fi
