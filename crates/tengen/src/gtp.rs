@@ -515,7 +515,7 @@ type Line = Result<String, LineError>;
 /// played), then an empty line. Returns the input line that stopped it.
 fn analyze(
     engine: &mut Engine,
-    cmd: &tengen_protocol::gtp::Command,
+    cmd: &tengen_protocol::gtp::Line,
     rx: &mpsc::Receiver<Line>,
     out: &mut impl Write,
 ) -> Result<Option<Line>> {

@@ -377,19 +377,20 @@ pub fn parse(line: &str, d: &Defaults) -> Result<Request, Value> {
             .filter(|t| (0.0..=2.0).contains(t))
             .ok_or_else(|| err("rootFpuReductionMax", "must be a number from 0 to 2"))?;
     }
+    let mut override_visits = None;
     if let Some(Value::Object(o)) = obj.get("overrideSettings") {
         for (k, v) in o {
             if k.starts_with("humanSL") {
                 warnings.push(json!({"warning": format!("{k} needs a human SL model, and none is loaded"), "field": "overrideSettings", "id": id}));
                 continue;
             }
-            if !override_param(&mut params, k, v) {
+            if !override_param(&mut params, &mut override_visits, k, v) {
                 warnings.push(json!({"warning": format!("unknown or invalid setting {k}"), "field": "overrideSettings", "id": id}));
             }
         }
     }
     let max_visits = match obj.get("maxVisits") {
-        None => d.max_visits,
+        None => override_visits.map_or(d.max_visits, |v| v.min(1 << 40)),
         Some(v) => v
             .as_u64()
             .filter(|&v| (1..=1 << 40).contains(&v))
@@ -538,27 +539,16 @@ fn int_list(v: &Value) -> Option<Vec<usize>> {
         .collect()
 }
 
-/// Applies one `overrideSettings` entry; false if unknown or out of range.
-fn override_param(p: &mut SearchParams, key: &str, v: &Value) -> bool {
-    let Some(x) = v.as_f64().or_else(|| v.as_bool().map(f64::from)) else {
-        return false;
-    };
-    let within = |lo: f64, hi: f64| (lo..=hi).contains(&x);
-    match key {
-        "cpuctExploration" if within(0.0, 10.0) => p.cpuct_exploration = x,
-        "cpuctExplorationLog" if within(0.0, 10.0) => p.cpuct_exploration_log = x,
-        "winLossUtilityFactor" if within(0.0, 1.0) => p.win_loss_utility_factor = x,
-        "staticScoreUtilityFactor" if within(0.0, 1.0) => p.static_score_utility_factor = x,
-        "dynamicScoreUtilityFactor" if within(0.0, 1.0) => p.dynamic_score_utility_factor = x,
-        "fpuReductionMax" if within(0.0, 2.0) => p.fpu_reduction_max = x,
-        "wideRootNoise" if within(0.0, 5.0) => p.wide_root_noise = x,
-        "rootNumSymmetriesToSample" if within(1.0, 8.0) => p.root_symmetries = x as usize,
-        "lcbStdevs" if within(1.0, 12.0) => p.lcb_stdevs = x,
-        "minVisitPropForLCB" if within(0.0, 1.0) => p.min_visit_prop_for_lcb = x,
-        "numSearchThreads" if within(1.0, 256.0) => p.threads = x as usize,
-        _ => return false,
+/// Applies one `overrideSettings` entry by the parameter table; false if unknown or out
+/// of range. `maxVisits` there applies when the query has no `maxVisits` of its own.
+fn override_param(p: &mut SearchParams, visits: &mut Option<u64>, key: &str, v: &Value) -> bool {
+    match crate::params::find(key).and_then(|param| param.from_json(v)) {
+        Ok(setting) => {
+            setting.apply(p, visits);
+            true
+        }
+        Err(_) => false,
     }
-    true
 }
 
 #[cfg(test)]
