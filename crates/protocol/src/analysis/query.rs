@@ -365,19 +365,21 @@ pub fn parse(line: &str, d: &Defaults) -> Result<Request, Value> {
         }
     };
     let mut params = d.params.clone();
-    if let Some(t) = obj.get("rootPolicyTemperature") {
-        params.root_policy_temperature = t
-            .as_f64()
-            .filter(|t| (0.01..=100.0).contains(t))
-            .ok_or_else(|| err("rootPolicyTemperature", "must be a number from 0.01 to 100"))?;
-    }
-    if let Some(t) = obj.get("rootFpuReductionMax") {
-        params.root_fpu_reduction_max = t
-            .as_f64()
-            .filter(|t| (0.0..=2.0).contains(t))
-            .ok_or_else(|| err("rootFpuReductionMax", "must be a number from 0 to 2"))?;
-    }
     let mut override_visits = None;
+    // Parameters KataGo also takes as query fields: numbers, in the table's ranges.
+    for key in ["rootPolicyTemperature", "rootFpuReductionMax"] {
+        let Some(v) = obj.get(key) else { continue };
+        let param = crate::params::find(key).map_err(|e| err(key, &e.to_string()))?;
+        let (lo, hi) = param.range().unwrap_or((0.0, 0.0));
+        let bad = || err(key, &format!("must be a number from {lo} to {hi}"));
+        if !v.is_number() {
+            return Err(bad());
+        }
+        param
+            .from_json(v)
+            .map_err(|_| bad())?
+            .apply(&mut params, &mut override_visits);
+    }
     if let Some(Value::Object(o)) = obj.get("overrideSettings") {
         for (k, v) in o {
             if k.starts_with("humanSL") {
@@ -569,6 +571,35 @@ mod tests {
             Ok(Request::Action(..)) => panic!("an action"),
             Err(e) => panic!("{e}"),
         }
+    }
+
+    #[test]
+    fn settings_are_read_by_the_parameter_table() {
+        let base = r#"{"id":"s","moves":[],"rules":"chinese","boardXSize":9,"boardYSize":9"#;
+        let query = |extra: &str| match parse(&format!("{base}{extra}}}"), &defaults()) {
+            Ok(Request::Query(t, w)) => Ok((t[0].query.clone(), w)),
+            Ok(Request::Action(..)) => panic!("an action"),
+            Err(e) => Err(e.to_string()),
+        };
+        let (q, w) = query(
+            r#","overrideSettings":{"cpuctExploration":0.9,"useLcbForSelection":false,"maxVisits":7,"lcbStdevs":99,"nope":1}"#,
+        )
+        .unwrap();
+        assert_eq!(q.params.cpuct_exploration, 0.9);
+        assert!(!q.params.use_lcb_for_selection);
+        assert_eq!(q.max_visits, 7, "maxVisits in overrideSettings");
+        let warned: Vec<String> = w.iter().map(|w| w["warning"].to_string()).collect();
+        assert_eq!(warned.len(), 2, "{warned:?}");
+        assert!(warned[0].contains("lcbStdevs") && warned[1].contains("nope"));
+        // The query's own maxVisits wins.
+        let (q, _) = query(r#","maxVisits":3,"overrideSettings":{"maxVisits":7}"#).unwrap();
+        assert_eq!(q.max_visits, 3);
+        let (q, _) = query(r#","rootPolicyTemperature":2.5"#).unwrap();
+        assert_eq!(q.params.root_policy_temperature, 2.5);
+        let e = query(r#","rootPolicyTemperature":true"#).err().unwrap();
+        assert!(e.contains("must be a number from 0.01 to 100"), "{e}");
+        let e = query(r#","rootFpuReductionMax":3"#).err().unwrap();
+        assert!(e.contains("must be a number from 0 to 2"), "{e}");
     }
 
     /// A 9x9 game with a capture and passes, as query JSON moves.
