@@ -668,7 +668,7 @@ impl Appliance {
             match self.apply(r) {
                 Ok(_) => self.history.push(r.clone()),
                 // Records are written after success, so this means a changed engine.
-                Err(e) => log::warn!("journal record {r:?} no longer applies: {e}"),
+                Err(e) => log::warn!("journal record \"{r}\" no longer applies: {e}"),
             }
         }
     }
