@@ -7,7 +7,9 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use tengen_protocol::gtp::{parse_line, AnalyzeArgs, Command as GtpCommand, Engine, Reply, Vertex};
+use tengen_protocol::gtp::{
+    parse_line, Analyze, AnalyzeArgs, AnalyzeRequest, Command as GtpCommand, Engine, Reply, Vertex,
+};
 use tengen_rules::{BoardSize, Move, Player};
 
 pub use crate::game_settings::GameSettings;
@@ -888,11 +890,13 @@ impl Appliance {
         {
             return;
         }
-        let mut args = vec!["interval", "1000000"];
-        if self.settings.ownership {
-            args.extend(["ownership", "true"]);
-        }
-        match self.engine.start_analyze("kata-analyze", &args) {
+        let request = AnalyzeRequest {
+            // Reports are taken by tick, not streamed.
+            interval: Some(1e6),
+            ownership: self.settings.ownership.then_some(true),
+            ..AnalyzeRequest::default()
+        };
+        match self.engine.start_analysis(Analyze::Kata, &request) {
             Ok(a) => {
                 self.pondering = Some(Pondering {
                     args: a,

@@ -7,6 +7,7 @@ use std::fmt;
 use tengen_rules::{komi_is_valid, BoardSize, Player, Rules};
 
 use super::analyze::Format;
+use super::analyze_request::AnalyzeRequest;
 use super::vertex::Vertex;
 use crate::params::{self, Setting};
 
@@ -163,9 +164,9 @@ pub enum Command {
     TengenOwnership,
     /// `tengen-policy`: GoGui's policy board.
     TengenPolicy,
-    /// A streaming analysis command and its words, which name vertices of the board at
-    /// hand and so are read when it starts ([`super::Engine::start_analyze`]).
-    Analyze(Analyze, Vec<String>),
+    /// A streaming analysis command and its arguments
+    /// ([`super::Engine::start_analysis`] runs it).
+    Analyze(Analyze, AnalyzeRequest),
 }
 
 /// Which stones `final_status_list` lists.
@@ -464,7 +465,7 @@ impl Command {
             "tengen-ownership" => C::TengenOwnership,
             "tengen-policy" => C::TengenPolicy,
             other => match Analyze::from_name(other) {
-                Some(a) => C::Analyze(a, words(args)),
+                Some(a) => C::Analyze(a, AnalyzeRequest::parse(a.format(), args)?),
                 None => return Err(CommandError::Unknown),
             },
         })
@@ -649,8 +650,13 @@ impl Command {
             Analyze::LzGenmove,
             Analyze::PlainGenmove,
         ] {
-            let words = if a.genmove() { "b 50" } else { "50" };
-            all.push(C::Analyze(a, words.split(' ').map(String::from).collect()));
+            let words: &[&str] = match (a.genmove(), a.format()) {
+                (true, _) => &["b", "50"],
+                (false, Format::Kata) => &["50", "ownership", "true", "avoid", "w", "D4,C3", "2"],
+                (false, Format::Lz) => &[],
+            };
+            let request = AnalyzeRequest::parse(a.format(), words).expect("analysis words");
+            all.push(C::Analyze(a, request));
         }
         all
     }
@@ -731,8 +737,16 @@ impl fmt::Display for Command {
                 byo_time,
                 byo_stones,
             } => write!(f, " {main} {byo_time} {byo_stones}"),
-            C::KgsTimeSettings(w) | C::KataTimeSettings(w) | C::Analyze(_, w) => {
+            C::KgsTimeSettings(w) | C::KataTimeSettings(w) => {
                 w.iter().try_for_each(|x| write!(f, " {x}"))
+            }
+            C::Analyze(_, r) => {
+                let words = r.to_string();
+                if words.is_empty() {
+                    Ok(())
+                } else {
+                    write!(f, " {words}")
+                }
             }
             C::TimeLeft {
                 player,

@@ -20,7 +20,8 @@ use std::fmt::Write as _;
 use tengen_search::evaluator::{InputParams, PolicyOptions, Symmetry};
 use tengen_search::EvalRequest;
 
-use super::analyze::{format_line, parse_args, AnalyzeArgs, Format};
+use super::analyze::{format_line, AnalyzeArgs, Format};
+use super::analyze_request::AnalyzeRequest;
 use super::command::{Analyze, StoneStatus};
 use super::vertex::Vertex;
 use super::{parse_line, Command, Line, Reply};
@@ -378,11 +379,22 @@ impl Engine {
     /// the background until [`Engine::finish_analyze`]; `genmove` forms stop by themselves
     /// at the move's limits.
     pub fn start_analyze(&mut self, name: &str, args: &[&str]) -> Result<AnalyzeArgs> {
-        let (format, genmove) = analyze_command(name).ok_or("unknown command")?;
+        let kind = Analyze::from_name(name).ok_or("unknown command")?;
+        let request = AnalyzeRequest::parse(kind.format(), args)?;
+        self.start_analysis(kind, &request)
+    }
+
+    /// Starts analysis command `kind` with `request`, as [`Engine::start_analyze`] does.
+    pub fn start_analysis(
+        &mut self,
+        kind: Analyze,
+        request: &AnalyzeRequest,
+    ) -> Result<AnalyzeArgs> {
+        let genmove = kind.genmove();
         let size = self.game.board().size();
-        let a = parse_args(format, genmove, args, size)?;
+        let a = request.place(kind.format(), genmove, size)?;
         if genmove && a.player.is_none() {
-            return Err(format!("{name} takes a color first"));
+            return Err(format!("{} takes a color first", kind.name()));
         }
         if let Some(p) = a.player {
             if p != self.game.to_move() {

@@ -3,12 +3,14 @@
 //! search, and [`Reply`] formats answers.
 
 pub mod analyze;
+pub mod analyze_request;
 pub mod command;
 pub mod engine;
 pub mod line;
 pub mod vertex;
 
 pub use analyze::{AnalyzeArgs, Format};
+pub use analyze_request::AnalyzeRequest;
 pub use command::{Analyze, Command, CommandError, RulesText, StoneStatus, COMMANDS};
 pub use engine::{analyze_command, Engine, EngineConfig, SgfAccess, MAX_SGF_BYTES};
 pub use line::{parse_line, Line, LineError, MAX_LINE_BYTES};
