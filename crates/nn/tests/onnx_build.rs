@@ -1,7 +1,6 @@
 //! Builds ONNX graphs from the shared KataGo models, runs them with tract on KataGo's own input
 //! features, and compares with KataGo's outputs (`/work/shared/golden`).
 
-
 use std::collections::HashMap;
 use std::path::PathBuf;
 

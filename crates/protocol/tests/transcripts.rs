@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use tengen_protocol::analysis::{parse, AnalysisEngine, Defaults, Perspective, Request};
 use tengen_protocol::gtp::{
-    analyze_command, parse_line, Engine, EngineConfig, LineError, Reply, SgfAccess,
+    parse_line, Command, Engine, EngineConfig, LineError, Reply, SgfAccess,
 };
 use tengen_rules::Rules;
 use tengen_search::{Evaluator, SearchParams, UniformEvaluator};
@@ -29,28 +29,31 @@ use transcript::{gtp_lines_match, json::check, Step, Transcript};
 /// The longest a streaming command or an analysis response is waited for.
 const PATIENCE: Duration = Duration::from_secs(30);
 
-/// The runner's one door into the GTP engine: a line as a controller sends it, and the
-/// reply as the controller reads it (ended by its empty line), or `None` for a line GTP
-/// ignores. Streaming analysis reports once, after its first interval (the `genmove`
-/// forms: once their move is chosen), where a transport reports every interval until
-/// the next command arrives.
-fn gtp_exchange(engine: &mut Engine, line: &str) -> Option<String> {
-    let cmd = match parse_line(line)? {
-        Ok(cmd) => cmd,
+/// The runner's one door into the GTP engine, taking a line as the binary's session loop
+/// does: a line as a controller sends it, and the reply as the controller reads it (ended
+/// by its empty line), or `None` for a line GTP ignores. Streaming analysis reports once,
+/// after its first interval (the `genmove` forms: once their move is chosen), where a
+/// transport reports every interval until the next command arrives.
+fn gtp_exchange(engine: &mut Engine, raw: &str) -> Option<String> {
+    let line = match parse_line(raw)? {
+        Ok(line) => line,
         Err(LineError::MissingCommand { id }) => {
             return Some(Reply::Failure("missing command".into()).format(id))
         }
         Err(e) => return Some(Reply::Failure(e.to_string()).format(None)),
     };
-    if analyze_command(&cmd.name).is_none() {
-        return Some(engine.handle(&cmd).format(cmd.id));
-    }
-    let args: Vec<&str> = cmd.args.iter().map(String::as_str).collect();
-    let a = match engine.start_analyze(&cmd.name, &args) {
-        Ok(a) => a,
-        Err(e) => return Some(Reply::Failure(e).format(cmd.id)),
+    let cmd = match Command::parse(&line.name, &line.args) {
+        Ok(cmd) => cmd,
+        Err(e) => return Some(Reply::Failure(e.to_string()).format(line.id)),
     };
-    let mut out = format!("={}\n", cmd.id.map(|i| i.to_string()).unwrap_or_default());
+    let Command::Analyze(kind, request) = &cmd else {
+        return Some(engine.execute(&cmd).format(line.id));
+    };
+    let a = match engine.start_analysis(*kind, request) {
+        Ok(a) => a,
+        Err(e) => return Some(Reply::Failure(e).format(line.id)),
+    };
+    let mut out = format!("={}\n", line.id.map(|i| i.to_string()).unwrap_or_default());
     let started = Instant::now();
     if !a.genmove {
         std::thread::sleep(a.interval.min(Duration::from_secs(1)));
@@ -67,8 +70,8 @@ fn gtp_exchange(engine: &mut Engine, line: &str) -> Option<String> {
         std::thread::sleep(Duration::from_millis(2));
     };
     // An interval of 0 asks for no reports.
-    if let Some(line) = report.filter(|_| !a.interval.is_zero()) {
-        out.push_str(&line);
+    if let Some(text) = report.filter(|_| !a.interval.is_zero()) {
+        out.push_str(&text);
         out.push('\n');
     }
     if let Some(play) = engine.finish_analyze(&a) {
