@@ -8,6 +8,18 @@ cd "$(dirname "$0")/.."
 
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 
+# With the shared reference data present, a golden test that cannot find its part of it
+# fails instead of saying it skipped. CI, or anyone who sets TENGEN_REQUIRE_GOLDEN=1, must
+# have the data: say so now rather than after the build.
+shared="${TENGEN_SHARED:-../shared}"
+if [[ -d "$shared" ]]; then
+    export TENGEN_REQUIRE_GOLDEN=1
+elif [[ "${TENGEN_REQUIRE_GOLDEN:-}" == 1 || "${CI:-}" == true ]]; then
+    echo "tests/run.sh: the shared reference data is missing at $shared (set TENGEN_SHARED);" \
+        "the golden tests cannot run, and TENGEN_REQUIRE_GOLDEN=1 (or CI) requires them" >&2
+    exit 1
+fi
+
 # Each step says how long the one before took, so a slow CI run shows where its time went.
 last=$SECONDS
 step() {
@@ -55,11 +67,6 @@ fi
 # linked) and run the network golden tests on ONNX Runtime too, with the library from the
 # `onnxruntime` PyPI wheel, fetched once into ~/.cache/tengen; without it they say they skipped.
 step "tests"
-# With the shared reference data present, a golden test that cannot find its part of it
-# fails instead of saying it skipped.
-if [[ -d "${TENGEN_SHARED:-../shared}" ]]; then
-    export TENGEN_REQUIRE_GOLDEN=1
-fi
 if [[ -z "${ORT_DYLIB_PATH:-}" ]]; then
     ORT_DYLIB_PATH="$(crates/nn/scripts/fetch-onnxruntime.sh)" || ORT_DYLIB_PATH=""
 fi
