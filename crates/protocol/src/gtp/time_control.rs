@@ -1,5 +1,5 @@
-//! The words of GTP's time-setting commands (`time_settings`, `kgs-time_settings`,
-//! `kata-time_settings`), parsed into a [`Clock`]; errors carry the whole reply text.
+//! The values of GTP's time-setting commands (`time_settings`, `kgs-time_settings`,
+//! `kata-time_settings`), checked and made into a [`Clock`]; errors carry the whole reply text.
 
 use tengen_search::{Clock, ClockError, MAX_INPUT_TIME};
 
@@ -10,16 +10,10 @@ const SECONDS: &str = "a finite number of seconds >= 0 (at most 1e25)";
 const COUNT: &str = "a whole number from 0 to 1000000";
 const MAX_SETTING_COUNT: i64 = 1_000_000;
 
-/// GTP `time_settings main byo_yomi_time byo_yomi_stones`: 0 stones with positive
-/// byo-yomi time means no limit (GTP v2), byo-yomi time 0 means absolute, else Canadian.
-pub fn time_settings(args: &[&str]) -> Result<Clock, ClockError> {
-    let [m, b, s] = args else {
-        return Err(ClockError::Syntax(format!("{GTP} takes three arguments")));
-    };
-    let (main, byo_time, byo_stones) = match (m.parse(), b.parse(), s.parse()) {
-        (Ok(m), Ok(b), Ok(s)) => (m, b, s),
-        _ => return Err(ClockError::Syntax(format!("{GTP}: expected numbers"))),
-    };
+/// GTP `time_settings main byo_yomi_time byo_yomi_stones`, its values read by
+/// [`super::command`]: 0 stones with positive byo-yomi time means no limit (GTP v2),
+/// byo-yomi time 0 means absolute, else Canadian.
+pub fn time_settings(main: f64, byo_time: f64, byo_stones: i64) -> Result<Clock, ClockError> {
     let main = check_time(GTP, "main time", main)?;
     let byo_time = check_time(GTP, "byo-yomi time", byo_time)?;
     let stones = check_count(GTP, "byo-yomi stones", byo_stones)?;
@@ -139,7 +133,10 @@ mod tests {
     }
 
     fn gtp(line: &str) -> Result<Clock, ClockError> {
-        time_settings(&words(line))
+        let [m, b, s] = words(line)[..] else {
+            panic!("three values: {line}");
+        };
+        time_settings(m.parse().unwrap(), b.parse().unwrap(), s.parse().unwrap())
     }
 
     #[test]
@@ -210,10 +207,6 @@ mod tests {
         let e = gtp("-1 0 0").unwrap_err().to_string();
         let want = "time_settings: main time must be a finite number of seconds >= 0";
         assert!(e.starts_with(want), "{e}");
-        let e = gtp("1 2").unwrap_err().to_string();
-        assert_eq!(e, "time_settings takes three arguments");
-        let e = gtp("1 two 3").unwrap_err().to_string();
-        assert_eq!(e, "time_settings: expected numbers");
         let e = kata_time_settings(&["hourglass"]).unwrap_err().to_string();
         assert!(
             e.starts_with("kata-time_settings: unknown kind 'hourglass'"),
