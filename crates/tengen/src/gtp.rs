@@ -17,9 +17,10 @@ use tengen_protocol::gtp::{
 };
 use tengen_rules::playout::PlayoutPolicy;
 use tengen_rules::{BoardSize, Rules};
-use tengen_search::{ClassicEvaluator, Evaluator, SearchParams};
+use tengen_search::{Evaluator, SearchParams};
 
 use crate::bench::{make_backend, OrtArgs};
+use crate::classic_eval::ClassicEvaluator;
 use crate::network;
 
 /// Options of `tengen gtp`.
@@ -121,6 +122,8 @@ impl From<PlayoutChoice> for PlayoutPolicy {
 }
 
 impl Default for ClassicArgs {
+    /// Eight guided playouts and no static estimate, which agreed with b6c96 on the
+    /// winner of 9x9 positions far less often than eight playouts did.
     fn default() -> Self {
         ClassicArgs {
             level: 10,

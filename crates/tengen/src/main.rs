@@ -4,6 +4,7 @@ mod accel;
 mod analysis;
 mod bench;
 mod bench_search;
+mod classic_eval;
 mod config;
 mod convert;
 mod gtp;
