@@ -13,7 +13,8 @@ use tengen_classic::Classic;
 use tengen_nn::eval::{Evaluator as NnEvaluator, EvaluatorConfig};
 use tengen_protocol::gtp::engine::EvaluatorSource;
 use tengen_protocol::gtp::{
-    analyze_command, parse_line, Engine, EngineConfig, LineError, Reply, SgfAccess, MAX_LINE_BYTES,
+    analyze_command, parse_line, Decider, Engine, EngineConfig, LineError, Reply, SgfAccess,
+    MAX_LINE_BYTES,
 };
 use tengen_rules::playout::PlayoutPolicy;
 use tengen_rules::{BoardSize, Rules};
@@ -257,6 +258,7 @@ pub fn run(a: GtpArgs) -> Result<()> {
         Some(_) => false,
         None => a.model.is_none(),
     };
+    let classic = Arc::new(Classic::new(a.classic.level, seed));
     let config = EngineConfig {
         params: SearchParams {
             threads,
@@ -266,9 +268,16 @@ pub fn run(a: GtpArgs) -> Result<()> {
         move_time: a.move_time,
         rules,
         resign_below: (!a.no_resign).then_some(0.02),
-        classic: Some(Arc::new(Classic::new(a.classic.level, seed))),
-        classic_genmove,
-        classic_status: a.model.is_none(),
+        moves: if classic_genmove {
+            Decider::Classic(classic.clone())
+        } else {
+            Decider::Search
+        },
+        status: if a.model.is_none() {
+            Decider::Classic(classic)
+        } else {
+            Decider::Search
+        },
         sgf_access,
         ..EngineConfig::default()
     };

@@ -18,7 +18,7 @@ use tengen_device::mqtt::{self, Inbound, MqttConfig, TlsFiles, Version, INBOUND_
 use tengen_device::serial::{serve_gtp, SerialConfig};
 use tengen_nn::eval::{Evaluator as NnEvaluator, EvaluatorConfig};
 use tengen_protocol::gtp::engine::EvaluatorSource;
-use tengen_protocol::gtp::{parse_line, Engine, EngineConfig};
+use tengen_protocol::gtp::{parse_line, Decider, Engine, EngineConfig};
 use tengen_rules::{BoardSize, Rules};
 use tengen_search::{Evaluator, SearchParams};
 
@@ -395,6 +395,7 @@ fn build_engine(
     let seed = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64);
+    let classic = Arc::new(Classic::new(level, seed));
     let config = EngineConfig {
         params: SearchParams {
             threads,
@@ -403,9 +404,16 @@ fn build_engine(
         visits: e.visits,
         move_time: e.move_time,
         rules: Rules::chinese(),
-        classic: Some(Arc::new(Classic::new(level, seed))),
-        classic_genmove,
-        classic_status: e.model.is_none(),
+        moves: if classic_genmove {
+            Decider::Classic(classic.clone())
+        } else {
+            Decider::Search
+        },
+        status: if e.model.is_none() {
+            Decider::Classic(classic)
+        } else {
+            Decider::Search
+        },
         visits_cap: e.max_visits,
         time_cap: e.max_time,
         interrupt: Some(interrupt),

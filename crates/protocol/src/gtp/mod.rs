@@ -6,7 +6,7 @@ pub mod engine;
 pub mod line;
 
 pub use analyze::{AnalyzeArgs, Format};
-pub use engine::{analyze_command, Engine, EngineConfig, SgfAccess, MAX_SGF_BYTES};
+pub use engine::{analyze_command, Decider, Engine, EngineConfig, SgfAccess, MAX_SGF_BYTES};
 pub use line::{parse_line, Command, LineError, MAX_LINE_BYTES};
 
 /// The answer to one command.
