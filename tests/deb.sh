@@ -295,7 +295,7 @@ else
 fi
 
 for deb in "$host_deb" "$arm_deb"; do
-    echo "deb size: $(basename "$deb"): $(du -k "$deb" | cut -f1) KiB, binary $(dpkg-deb --fsys-tarfile "$deb" | tar -xO ./usr/bin/tengen | wc -c) bytes"
+    echo "deb size: $(basename "$deb"): $(du -k "$deb" | cut -f1) KiB, binary $(dpkg-deb --fsys-tarfile "$deb" | tar -xO --wildcards "*usr/bin/tengen" | wc -c) bytes"
 done
 if [[ -n "${TENGEN_DEB_OUT:-}" ]]; then
     mkdir -p "$TENGEN_DEB_OUT"

@@ -1,11 +1,24 @@
 #!/usr/bin/env bash
 # Runs every check and test suite of the workspace; this is what CI runs (.ci/run).
 # It first installs whatever the suites need that is missing, then fails on the first problem.
-# Golden tests read ../shared (or $TENGEN_SHARED) and print "golden <file>: <agreed>/<total> agree".
+# Golden tests read ../shared (or $TENGEN_SHARED) and print "golden <file>: <agreed>/<total> agree";
+# with the data present, TENGEN_REQUIRE_GOLDEN=1 makes a golden test that skips fail.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+
+# With the shared reference data present, a golden test that cannot find its part of it
+# fails instead of saying it skipped. CI, or anyone who sets TENGEN_REQUIRE_GOLDEN=1, must
+# have the data: say so now rather than after the build.
+shared="${TENGEN_SHARED:-../shared}"
+if [[ -d "$shared" ]]; then
+    export TENGEN_REQUIRE_GOLDEN=1
+elif [[ "${TENGEN_REQUIRE_GOLDEN:-}" == 1 || "${CI:-}" == true ]]; then
+    echo "tests/run.sh: the shared reference data is missing at $shared (set TENGEN_SHARED);" \
+        "the golden tests cannot run, and TENGEN_REQUIRE_GOLDEN=1 (or CI) requires them" >&2
+    exit 1
+fi
 
 # Each step says how long the one before took, so a slow CI run shows where its time went.
 last=$SECONDS

@@ -7,7 +7,9 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use tengen_protocol::gtp::{parse_line, AnalyzeArgs, Engine, Reply};
+use tengen_protocol::gtp::{
+    parse_line, Analyze, AnalyzeArgs, AnalyzeRequest, Command as GtpCommand, Engine, Reply, Vertex,
+};
 use tengen_rules::{BoardSize, Move, Player};
 
 pub use crate::game_settings::GameSettings;
@@ -17,6 +19,7 @@ use crate::payload::{
     decode_command, decode_snapshot, Alert, AnalysisMsg, Command, EngineSide, FixMsg, GtpReply,
     MoveMsg, State,
 };
+use crate::record::Record;
 use crate::{Cell, Reconciler, Verdict};
 
 /// GTP commands a `gtp` command over MQTT may run unless configured otherwise: questions,
@@ -201,7 +204,7 @@ impl Appliance {
                 "resuming the game from {} journal records",
                 opened.records.len()
             );
-            app.replay(&opened.records);
+            app.replay(&read_records(&opened.records));
             app.compact();
         }
         app.after_change();
@@ -211,6 +214,11 @@ impl Appliance {
     /// The engine (for reading the game).
     pub fn engine(&self) -> &Engine {
         &self.engine
+    }
+
+    /// The engine's level, once a `tengen-level` or `level` command set one.
+    pub fn level(&self) -> Option<u8> {
+        self.level
     }
 
     /// Takes the messages to publish.
@@ -276,8 +284,8 @@ impl Appliance {
                             assuming: Vec::new(),
                         }));
                     }
-                    let line = format!("play {} {}", p.letter(), size.gtp(Move::Play(l)));
-                    if let Err(e) = self.change(&line) {
+                    let play = GtpCommand::Play(p, Vertex::of(size, Move::Play(l)));
+                    if let Err(e) = self.change(play.into()) {
                         return self.alert_error("board/snapshot", e);
                     }
                 }
@@ -292,11 +300,11 @@ impl Appliance {
                             .into(),
                     );
                 }
-                let points: Vec<String> = stones
+                let points = stones
                     .iter()
-                    .map(|&(_, l)| size.gtp(Move::Play(l)))
+                    .map(|&(_, l)| Vertex::of(size, Move::Play(l)))
                     .collect();
-                if let Err(e) = self.change(&format!("set_free_handicap {}", points.join(" "))) {
+                if let Err(e) = self.change(GtpCommand::SetFreeHandicap(points).into()) {
                     return self.alert_error("board/snapshot", e);
                 }
                 self.set_alert(None);
@@ -334,17 +342,14 @@ impl Appliance {
             Command::Undo => self.undo(),
             Command::Pass => {
                 let p = self.human_to_move();
-                self.change(&format!("play {} pass", p.letter()))
+                self.change(GtpCommand::Play(p, Vertex::PASS).into())
             }
             Command::Resign => {
                 let p = self.human_to_move();
-                self.change(&format!("tengen-resign {}", p.letter()))
+                self.change(Record::Resign(p))
             }
-            Command::Level { level } => self.change(&format!("tengen-level {level}")),
-            Command::Analysis { on, ownership } => {
-                let line = format!("tengen-analysis {} {}", on_off(on), on_off(ownership));
-                self.change(&line)
-            }
+            Command::Level { level } => self.change(GtpCommand::TengenLevel(level).into()),
+            Command::Analysis { on, ownership } => self.change(Record::Analysis { on, ownership }),
             Command::Gtp { line, id } => {
                 let name = parse_line(&line).and_then(|c| c.ok()).map(|c| c.name);
                 let reply = match name {
@@ -377,22 +382,28 @@ impl Appliance {
     /// Carries out one GTP line (the serial controller, or an allowed MQTT pass-through);
     /// state changes are journalled before the reply is given.
     pub fn gtp(&mut self, line: &str) -> Reply {
-        let cmd = match parse_line(line) {
+        let line = match parse_line(line) {
             None => return Reply::Success(String::new()),
             Some(Err(e)) => return Reply::Failure(e.to_string()),
-            Some(Ok(c)) => c,
+            Some(Ok(l)) => l,
         };
-        let name = cmd.name.as_str();
-        let args = cmd.args.join(" ");
-        let result = match name {
-            "loadsgf" => Err("loadsgf is not available on the appliance; use new_game".into()),
-            "genmove" | "kgs-genmove_cleanup" => self.genmove_as(name, &args),
-            "place_free_handicap" => self.place_free_handicap(line),
-            "boardsize" | "rectangular_boardsize" | "clear_board" => {
-                self.new_board(name, &cmd.args)
+        let cmd = match GtpCommand::parse(&line.name, &line.args) {
+            Ok(c) => c,
+            Err(e) => return Reply::Failure(e.to_string()),
+        };
+        let result = match cmd {
+            GtpCommand::Loadsgf { .. } => {
+                Err("loadsgf is not available on the appliance; use new_game".into())
             }
-            n if changes_state(n) => self.change(&format!("{name} {args}")),
-            _ => self.stateless(line),
+            GtpCommand::Genmove(p) => self.genmove_as(p, false),
+            GtpCommand::KgsGenmoveCleanup(p) => self.genmove_as(p, true),
+            GtpCommand::PlaceFreeHandicap(_) => self.place_free_handicap(&cmd),
+            GtpCommand::Boardsize(size) | GtpCommand::RectangularBoardsize(size) => {
+                self.new_board(size)
+            }
+            GtpCommand::ClearBoard => self.new_board(self.engine.game().board().size()),
+            c if c.changes_game() => self.change(c.into()),
+            c => self.stateless(&c),
         };
         match result {
             Ok(t) => Reply::Success(t),
@@ -404,8 +415,8 @@ impl Appliance {
     pub fn tick(&mut self, now: Instant) {
         let game = self.engine.game();
         if !game.is_over() && self.game.engine.plays(game.to_move()) {
-            let c = game.to_move().letter().to_string();
-            if let Err(e) = self.genmove_as("genmove", &c) {
+            let p = game.to_move();
+            if let Err(e) = self.genmove_as(p, false) {
                 self.alert_error("engine", e);
                 // Not again at once: the players can undo or start anew.
                 self.game.engine = EngineSide::None;
@@ -452,38 +463,33 @@ impl Appliance {
     }
 
     /// Runs a command that changes nothing to journal.
-    fn stateless(&mut self, line: &str) -> Result<String, String> {
+    fn stateless(&mut self, cmd: &GtpCommand) -> Result<String, String> {
         self.stop_pondering();
-        let reply = self.run(line);
+        let reply = self.run(cmd);
         self.start_pondering();
         reply
     }
 
     /// The engine chooses handicap stones; they are journalled as the stones chosen, so
     /// that a replay puts the same ones.
-    fn place_free_handicap(&mut self, line: &str) -> Result<String, String> {
+    fn place_free_handicap(&mut self, cmd: &GtpCommand) -> Result<String, String> {
         self.writable()?;
-        let stones = self.stateless(line)?;
-        self.record(&format!("set_free_handicap {stones}"))?;
+        let reply = self.stateless(cmd)?;
+        let board = self.engine.game().board();
+        let size = board.size();
+        let stones = size
+            .points()
+            .filter(|&l| board.stone(l).is_some())
+            .map(|l| Vertex::of(size, Move::Play(l)))
+            .collect();
+        self.record(&GtpCommand::SetFreeHandicap(stones).into())?;
         self.after_change();
-        Ok(stones)
+        Ok(reply)
     }
 
     /// GTP's `boardsize`, `rectangular_boardsize` and `clear_board`: a new game with the
     /// current komi, rules and side, the old one archived as `new_game` would.
-    fn new_board(&mut self, name: &str, args: &[String]) -> Result<String, String> {
-        let number = |a: &String| {
-            a.parse::<usize>()
-                .map_err(|_| format!("{name}: not an integer"))
-        };
-        let size = match (name, args) {
-            ("clear_board", []) => Ok(self.engine.game().board().size()),
-            ("boardsize", [n]) => BoardSize::square(number(n)?),
-            ("rectangular_boardsize", [x, y]) => BoardSize::new(number(x)?, number(y)?),
-            ("clear_board", _) => return Err("clear_board takes no arguments".into()),
-            _ => return Err(format!("{name}: wrong number of arguments")),
-        }
-        .map_err(|_| "unacceptable size")?;
+    fn new_board(&mut self, size: BoardSize) -> Result<String, String> {
         let g = GameSettings {
             size,
             handicap: 0,
@@ -492,26 +498,45 @@ impl Appliance {
         self.new_game(&g)
     }
 
-    /// The engine moves for the colour in `args`; the move is journalled, then published.
-    fn genmove_as(&mut self, name: &str, args: &str) -> Result<String, String> {
+    /// The engine moves for `pla` (KGS's cleanup rules if `cleanup`); the move is
+    /// journalled, then published.
+    fn genmove_as(&mut self, pla: Player, cleanup: bool) -> Result<String, String> {
         self.refuse_after_end()?;
         self.stop_pondering();
-        let pla: Player = args.trim().parse().map_err(|_| "invalid color")?;
         // No search whose move could not be recorded.
         self.writable()?;
         self.push_state_thinking(true);
-        let vertex = match self.run(&format!("{name} {args}")) {
+        let cmd = if cleanup {
+            GtpCommand::KgsGenmoveCleanup(pla)
+        } else {
+            GtpCommand::Genmove(pla)
+        };
+        let vertex = match self.run(&cmd) {
             Ok(v) => v,
             Err(e) => {
                 self.push_state();
                 return Err(e);
             }
         };
-        let record = if vertex.eq_ignore_ascii_case("resign") {
-            self.engine.resign(pla);
-            format!("tengen-resign {}", pla.letter())
-        } else {
-            format!("play {} {vertex}", pla.letter())
+        let game = self.engine.game();
+        let played = game
+            .turns()
+            .last()
+            .filter(|t| t.player == pla)
+            .map(|t| t.mv);
+        let size = game.board().size();
+        let record = match played {
+            _ if vertex.eq_ignore_ascii_case("resign") => {
+                self.engine.resign(pla);
+                Record::Resign(pla)
+            }
+            Some(mv) => GtpCommand::Play(pla, Vertex::of(size, mv)).into(),
+            None => {
+                // Nothing to record, so nothing may stay applied.
+                self.rebuild();
+                self.push_state();
+                return Err(format!("{cmd} answered {vertex} but played nothing"));
+            }
         };
         self.record(&record)?;
         self.push(
@@ -529,7 +554,7 @@ impl Appliance {
 
     /// Applies a state change, journals it, and publishes the new state; if it cannot be
     /// journalled the engine goes back to what the journal holds and the change is refused.
-    fn change(&mut self, line: &str) -> Result<String, String> {
+    fn change(&mut self, record: Record) -> Result<String, String> {
         self.stop_pondering();
         self.writable()?;
         if self.history.len() >= MAX_RECORDS {
@@ -538,22 +563,25 @@ impl Appliance {
                  start a new game"
             ));
         }
-        let reply = self.apply(line)?;
-        self.record(line)?;
+        let reply = self.apply(&record)?;
+        self.record(&record)?;
         self.after_change();
         Ok(reply)
     }
 
     /// Journals an applied change; if the disk fails, the game goes back to what the
     /// journal holds, so that nothing unrecorded is ever acknowledged.
-    fn record(&mut self, line: &str) -> Result<(), String> {
+    fn record(&mut self, record: &Record) -> Result<(), String> {
         let written = match self.journal.as_mut() {
-            Some(j) => j.append(line).map(|_| ()).map_err(|e| e.to_string()),
+            Some(j) => j
+                .append(&record.to_string())
+                .map(|_| ())
+                .map_err(|e| e.to_string()),
             None => Err("the journal is not open".into()),
         };
         match written {
             Ok(()) => {
-                self.history.push(line);
+                self.history.push(record.clone());
                 self.compact();
                 Ok(())
             }
@@ -577,7 +605,7 @@ impl Appliance {
         }
         match Journal::open(&self.state_dir) {
             Ok((journal, records)) => {
-                let on_disk = History::of(&records);
+                let on_disk = History::of(&read_records(&records));
                 self.journal = Some(journal);
                 if on_disk != self.history {
                     log::warn!("the journal on disk differs from memory; replaying the disk");
@@ -602,7 +630,7 @@ impl Appliance {
         if (j.len() as usize) <= 2 * self.history.len() + 64 {
             return;
         }
-        if let Err(e) = j.reset(self.history.records()) {
+        if let Err(e) = j.reset(&lines_of(self.history.records())) {
             // The old journal or the new one is in place, and they replay alike.
             log::warn!("could not compact the journal: {e}");
             self.journal = None;
@@ -617,87 +645,90 @@ impl Appliance {
     }
 
     /// Applies `records` from a fresh board; those that apply become the history.
-    fn replay(&mut self, records: &[String]) {
+    fn replay(&mut self, records: &[Record]) {
         self.stop_pondering();
         self.history = History::default();
-        let starts_board = records.first().is_some_and(|r| {
-            matches!(
-                r.split_whitespace().next(),
-                Some("boardsize" | "rectangular_boardsize")
-            )
-        });
+        let starts_board = matches!(
+            records.first(),
+            Some(Record::Gtp(
+                GtpCommand::Boardsize(_) | GtpCommand::RectangularBoardsize(_)
+            ))
+        );
         if !starts_board {
             // Nothing of the engine's present game may survive into the replay.
-            for l in &self.settings.game.setup_lines(&[]) {
-                if let Err(e) = self.apply(l) {
-                    log::error!("cannot set up the default game ({l}): {e}");
+            match self.settings.game.setup_records(&[]) {
+                Ok(setup) => {
+                    for r in &setup {
+                        if let Err(e) = self.apply(r) {
+                            log::error!("cannot set up the default game ({r}): {e}");
+                        }
+                    }
                 }
+                Err(e) => log::error!("cannot set up the default game: {e}"),
             }
         }
         for r in records {
             match self.apply(r) {
-                Ok(_) => self.history.push(r),
+                Ok(_) => self.history.push(r.clone()),
                 // Records are written after success, so this means a changed engine.
-                Err(e) => log::warn!("journal record {r:?} no longer applies: {e}"),
+                Err(e) => log::warn!("journal record \"{r}\" no longer applies: {e}"),
             }
         }
     }
 
-    /// Applies one record, the appliance's own pseudo-commands included, and keeps the
-    /// game's settings in step with it.
-    fn apply(&mut self, line: &str) -> Result<String, String> {
-        let mut words = line.split_whitespace();
-        let name = words.next().unwrap_or("");
-        let args: Vec<&str> = words.collect();
-        match (name, args.as_slice()) {
-            ("tengen-engine-side", [side]) => {
-                self.game.engine =
-                    EngineSide::parse(side).ok_or_else(|| format!("unknown side {side}"))?;
-                Ok(String::new())
+    /// Applies one record, the appliance's own settings included, and keeps the game's
+    /// settings in step with it.
+    fn apply(&mut self, record: &Record) -> Result<String, String> {
+        let cmd = match record {
+            Record::EngineSide(side) => {
+                self.game.engine = *side;
+                return Ok(String::new());
             }
-            ("tengen-resign", [p]) => {
-                let p: Player = p.parse().map_err(|_| "invalid color")?;
+            Record::Resign(p) => {
                 self.refuse_after_end()?;
-                self.engine.resign(p);
-                Ok(String::new())
+                self.engine.resign(*p);
+                return Ok(String::new());
             }
-            ("play" | "undo", _) => {
+            Record::Analysis { on, ownership } => {
+                self.settings.analysis = *on;
+                self.settings.ownership = *ownership;
+                return Ok(String::new());
+            }
+            Record::Gtp(cmd) => cmd,
+        };
+        match cmd {
+            GtpCommand::Play(..) | GtpCommand::Undo => {
                 self.refuse_after_end()?;
-                self.run(line)
+                self.run(cmd)
             }
-            ("tengen-analysis", [on, own]) => {
-                self.settings.analysis = *on == "on";
-                self.settings.ownership = *own == "on";
+            GtpCommand::TengenLevel(level) => {
+                self.run(cmd)?;
+                self.level = Some(*level);
                 Ok(String::new())
             }
-            ("tengen-level", [level]) => {
-                self.run(line)?;
-                self.level = level.parse().ok();
-                Ok(String::new())
-            }
-            ("boardsize" | "rectangular_boardsize", _) => {
-                let reply = self.run(line)?;
+            GtpCommand::Boardsize(_) | GtpCommand::RectangularBoardsize(_) => {
+                let reply = self.run(cmd)?;
                 self.game.size = self.engine.game().board().size();
                 self.game.handicap = 0;
                 self.archived = false;
                 Ok(reply)
             }
-            ("komi", [k]) => {
-                let reply = self.run(line)?;
-                self.game.komi = k.parse().map_err(|_| "komi not a float")?;
+            GtpCommand::Komi(k) => {
+                let reply = self.run(cmd)?;
+                self.game.komi = *k;
                 Ok(reply)
             }
-            ("kata-set-rules" | "kgs-rules", [_, ..]) => {
-                let reply = self.run(line)?;
-                self.game.rules = args.join(" ");
+            GtpCommand::KataSetRules(r) | GtpCommand::KgsRules(r) => {
+                let reply = self.run(cmd)?;
+                self.game.rules = r.text.clone();
                 Ok(reply)
             }
-            ("fixed_handicap", [n]) => {
-                let reply = self.run(line)?;
-                self.game.handicap = n.parse().unwrap_or(0);
+            GtpCommand::FixedHandicap(n) => {
+                let reply = self.run(cmd)?;
+                self.game.handicap = *n;
                 Ok(reply)
             }
-            _ => self.run(line),
+            _ => self.run(cmd),
         }
     }
 
@@ -711,23 +742,19 @@ impl Appliance {
         Ok(())
     }
 
-    fn run(&mut self, line: &str) -> Result<String, String> {
-        match parse_line(line) {
-            Some(Ok(cmd)) => match self.engine.handle(&cmd) {
-                Reply::Success(t) => Ok(t),
-                Reply::Failure(e) => Err(e),
-            },
-            Some(Err(e)) => Err(e.to_string()),
-            None => Ok(String::new()),
+    fn run(&mut self, cmd: &GtpCommand) -> Result<String, String> {
+        match self.engine.execute(cmd) {
+            Reply::Success(t) => Ok(t),
+            Reply::Failure(e) => Err(e),
         }
     }
 
     fn undo(&mut self) -> Result<String, String> {
-        self.change("undo")?;
+        self.change(GtpCommand::Undo.into())?;
         // Back to the player's own turn, past the engine's reply.
         let game = self.engine.game();
         if self.game.engine.plays(game.to_move()) && !game.turns().is_empty() {
-            self.change("undo")?;
+            self.change(GtpCommand::Undo.into())?;
         }
         Ok(String::new())
     }
@@ -747,14 +774,14 @@ impl Appliance {
     /// Sets up `g` in the engine and makes its setup the whole journal; on any failure
     /// the engine goes back to the journal's game.
     fn start_game(&mut self, g: &GameSettings) -> Result<(), String> {
-        let lines = g.setup_lines(&self.setting_lines());
-        for l in &lines {
-            if let Err(e) = self.apply(l) {
+        let records = g.setup_records(&self.setting_records())?;
+        for r in &records {
+            if let Err(e) = self.apply(r) {
                 self.rebuild();
-                return Err(format!("{l}: {e}"));
+                return Err(format!("{r}: {e}"));
             }
         }
-        if let Err(e) = self.reset_journal(&lines) {
+        if let Err(e) = self.reset_journal(&records) {
             self.rebuild();
             return Err(format!(
                 "could not record the new game, so it was not started: {e}"
@@ -766,16 +793,16 @@ impl Appliance {
         Ok(())
     }
 
-    /// Makes `lines` (a new game's setup) the whole journal and its history; after a
+    /// Makes `records` (a new game's setup) the whole journal and its history; after a
     /// failure the journal is closed, to be reopened before the next change.
-    fn reset_journal(&mut self, lines: &[String]) -> Result<(), String> {
+    fn reset_journal(&mut self, records: &[Record]) -> Result<(), String> {
         let reset = match self.journal.as_mut() {
-            Some(j) => j.reset(lines).map_err(|e| e.to_string()),
+            Some(j) => j.reset(&lines_of(records)).map_err(|e| e.to_string()),
             None => Err("the journal is not open".into()),
         };
         match reset {
             Ok(()) => {
-                self.history = History::of(lines);
+                self.history = History::of(records);
                 Ok(())
             }
             Err(e) => {
@@ -791,7 +818,7 @@ impl Appliance {
         if self.archived || self.engine.game().turns().is_empty() {
             return Ok(());
         }
-        let sgf = self.run("printsgf")?;
+        let sgf = self.run(&GtpCommand::Printsgf)?;
         let name = format!(
             "{}-{}moves",
             std::time::SystemTime::now()
@@ -834,8 +861,8 @@ impl Appliance {
             // show until a new game starts or the board is cleared. If that cannot be
             // recorded the finished game stays in the journal: nothing is lost, and the
             // next game's start records its own setup anyway.
-            let lines = self.game.setup_lines(&self.setting_lines());
-            if let Err(e) = self.reset_journal(&lines) {
+            let setup = self.game.setup_records(&self.setting_records());
+            if let Err(e) = setup.and_then(|records| self.reset_journal(&records)) {
                 log::error!("could not record the next game's setup: {e}");
             }
         }
@@ -844,16 +871,15 @@ impl Appliance {
     }
 
     /// The appliance's own settings as records, carried into each new game.
-    fn setting_lines(&self) -> Vec<String> {
-        let mut lines = vec![format!(
-            "tengen-analysis {} {}",
-            on_off(self.settings.analysis),
-            on_off(self.settings.ownership)
-        )];
+    fn setting_records(&self) -> Vec<Record> {
+        let mut records = vec![Record::Analysis {
+            on: self.settings.analysis,
+            ownership: self.settings.ownership,
+        }];
         if let Some(level) = self.level {
-            lines.push(format!("tengen-level {level}"));
+            records.push(GtpCommand::TengenLevel(level).into());
         }
-        lines
+        records
     }
 
     fn start_pondering(&mut self) {
@@ -865,11 +891,13 @@ impl Appliance {
         {
             return;
         }
-        let mut args = vec!["interval", "1000000"];
-        if self.settings.ownership {
-            args.extend(["ownership", "true"]);
-        }
-        match self.engine.start_analyze("kata-analyze", &args) {
+        let request = AnalyzeRequest {
+            // Reports are taken by tick, not streamed.
+            interval: Some(1e6),
+            ownership: self.settings.ownership.then_some(true),
+            ..AnalyzeRequest::default()
+        };
+        match self.engine.start_analysis(Analyze::Kata, &request) {
             Ok(a) => {
                 self.pondering = Some(Pondering {
                     args: a,
@@ -930,26 +958,22 @@ impl Appliance {
     }
 }
 
-/// GTP commands whose success changes the game (and so must be journalled); the board
-/// size commands start a new game and are handled before this is asked.
-fn changes_state(name: &str) -> bool {
-    matches!(
-        name,
-        "komi"
-            | "play"
-            | "undo"
-            | "fixed_handicap"
-            | "set_free_handicap"
-            | "kgs-rules"
-            | "kata-set-rules"
-            | "tengen-level"
-    )
+/// The journal's lines as records; a line that no longer reads is left out, with a
+/// warning, as one that no longer applies is.
+fn read_records(lines: &[String]) -> Vec<Record> {
+    lines
+        .iter()
+        .filter_map(|l| match Record::parse(l) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                log::warn!("journal record {l:?} no longer reads: {e}");
+                None
+            }
+        })
+        .collect()
 }
 
-fn on_off(b: bool) -> &'static str {
-    if b {
-        "on"
-    } else {
-        "off"
-    }
+/// Records as journal lines.
+fn lines_of(records: &[Record]) -> Vec<String> {
+    records.iter().map(Record::to_string).collect()
 }

@@ -1,10 +1,12 @@
 //! How a game is set up (size, komi, rules, handicap, the engine's side), checked as a
 //! whole before anything is applied, and the journal records that set it up.
 
+use tengen_protocol::gtp::{Command, RulesText};
 use tengen_rules::handicap::max_fixed_handicap;
 use tengen_rules::{komi_is_valid, komi_rule, BoardSize, Rules};
 
 use crate::payload::EngineSide;
+use crate::record::Record;
 
 /// How a new game is set up; [`GameSettings::check`] says whether the engine will take it.
 #[derive(Clone, Debug, PartialEq)]
@@ -63,24 +65,25 @@ impl GameSettings {
     }
 
     /// The journal records that set up this game, `extra` (the appliance's own settings)
-    /// after the board, komi and rules and before the handicap stones.
-    pub fn setup_lines(&self, extra: &[String]) -> Vec<String> {
-        let (w, h) = (self.size.width(), self.size.height());
-        let mut lines = vec![
-            if w == h {
-                format!("boardsize {w}")
+    /// after the board, komi and rules and before the handicap stones; an error for rules
+    /// that [`GameSettings::check`] would refuse.
+    pub fn setup_records(&self, extra: &[Record]) -> Result<Vec<Record>, String> {
+        let rules = RulesText::parse(&self.rules).map_err(|e| format!("rules: {e}"))?;
+        let mut records = vec![
+            Record::Gtp(if self.size.width() == self.size.height() {
+                Command::Boardsize(self.size)
             } else {
-                format!("rectangular_boardsize {w} {h}")
-            },
-            format!("komi {}", self.komi),
-            format!("kata-set-rules {}", self.rules),
-            format!("tengen-engine-side {}", self.engine.name()),
+                Command::RectangularBoardsize(self.size)
+            }),
+            Record::Gtp(Command::Komi(self.komi)),
+            Record::Gtp(Command::KataSetRules(rules)),
+            Record::EngineSide(self.engine),
         ];
-        lines.extend(extra.iter().cloned());
+        records.extend(extra.iter().cloned());
         if self.handicap >= 2 {
-            lines.push(format!("fixed_handicap {}", self.handicap));
+            records.push(Record::Gtp(Command::FixedHandicap(self.handicap)));
         }
-        lines
+        Ok(records)
     }
 }
 
@@ -133,8 +136,11 @@ mod tests {
             g.handicap = 2;
             g.engine = EngineSide::Black;
         });
+        let records = g
+            .setup_records(&[Record::Gtp(Command::TengenLevel(3))])
+            .unwrap();
         assert_eq!(
-            g.setup_lines(&["tengen-level 3".into()]),
+            records.iter().map(Record::to_string).collect::<Vec<_>>(),
             [
                 "rectangular_boardsize 9 13",
                 "komi 7.5",

@@ -4,6 +4,10 @@
 //! the journal can be rewritten as it when it grows, and the engine rebuilt from it
 //! without reading the disk.
 
+use tengen_protocol::gtp::Command;
+
+use crate::record::Record;
+
 /// Records past which the game is refused as too long to record (a full 19x19 game is a
 /// few hundred moves; this bounds the journal and a replay, whatever a client sends).
 pub const MAX_RECORDS: usize = 20_000;
@@ -11,46 +15,62 @@ pub const MAX_RECORDS: usize = 20_000;
 /// The effective records of the unfinished game, in order.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct History {
-    records: Vec<String>,
+    records: Vec<Record>,
 }
 
 /// What a record does to the history.
 #[derive(Debug, PartialEq)]
-enum Kind<'a> {
+enum Kind {
     /// Takes back the last move.
     Undo,
     /// Puts stones on the board or ends the game: later settings cannot move before it.
     Move,
     /// A setting whose last value before the next move is all that counts.
-    Setting(&'a str),
+    Setting(Setting),
     /// Anything else (the board size, which starts a history).
     Other,
 }
 
-fn kind(line: &str) -> Kind<'_> {
-    match line.split_whitespace().next().unwrap_or("") {
-        "undo" => Kind::Undo,
-        "play" | "fixed_handicap" | "set_free_handicap" | "tengen-resign" => Kind::Move,
-        "kgs-rules" | "kata-set-rules" => Kind::Setting("rules"),
-        s @ ("komi" | "tengen-level" | "tengen-analysis" | "tengen-engine-side") => {
-            Kind::Setting(s)
+/// The settings a record may change.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Setting {
+    Rules,
+    Komi,
+    Level,
+    Analysis,
+    EngineSide,
+}
+
+fn kind(r: &Record) -> Kind {
+    match r {
+        Record::Gtp(Command::Undo) => Kind::Undo,
+        Record::Gtp(
+            Command::Play(..) | Command::FixedHandicap(_) | Command::SetFreeHandicap(_),
+        )
+        | Record::Resign(_) => Kind::Move,
+        Record::Gtp(Command::KgsRules(_) | Command::KataSetRules(_)) => {
+            Kind::Setting(Setting::Rules)
         }
-        _ => Kind::Other,
+        Record::Gtp(Command::Komi(_)) => Kind::Setting(Setting::Komi),
+        Record::Gtp(Command::TengenLevel(_)) => Kind::Setting(Setting::Level),
+        Record::Analysis { .. } => Kind::Setting(Setting::Analysis),
+        Record::EngineSide(_) => Kind::Setting(Setting::EngineSide),
+        Record::Gtp(_) => Kind::Other,
     }
 }
 
 impl History {
     /// The history of `records`, replayed in order.
-    pub fn of(records: &[String]) -> History {
+    pub fn of(records: &[Record]) -> History {
         let mut h = History::default();
         for r in records {
-            h.push(r);
+            h.push(r.clone());
         }
         h
     }
 
     /// The records a replay needs.
-    pub fn records(&self) -> &[String] {
+    pub fn records(&self) -> &[Record] {
         &self.records
     }
 
@@ -65,8 +85,8 @@ impl History {
     }
 
     /// Adds one applied record.
-    pub fn push(&mut self, line: &str) {
-        match kind(line) {
+    pub fn push(&mut self, record: Record) {
+        match kind(&record) {
             Kind::Undo => {
                 // Only a successful undo is recorded, so a move is there to take back.
                 if let Some(i) = self.records.iter().rposition(|r| kind(r) == Kind::Move) {
@@ -89,7 +109,7 @@ impl History {
             }
             Kind::Move | Kind::Other => {}
         }
-        self.records.push(line.to_string());
+        self.records.push(record);
     }
 }
 
@@ -98,8 +118,12 @@ mod tests {
     use super::*;
 
     fn of(lines: &[&str]) -> Vec<String> {
-        let records: Vec<String> = lines.iter().map(|s| s.to_string()).collect();
-        History::of(&records).records().to_vec()
+        let records: Vec<Record> = lines.iter().map(|s| Record::parse(s).unwrap()).collect();
+        History::of(&records)
+            .records()
+            .iter()
+            .map(Record::to_string)
+            .collect()
     }
 
     #[test]
@@ -152,6 +176,7 @@ mod tests {
             lines.push("kata-set-rules japanese".into());
             lines.push("tengen-analysis on off".into());
         }
-        assert_eq!(History::of(&lines).len(), 4);
+        let records: Vec<Record> = lines.iter().map(|s| Record::parse(s).unwrap()).collect();
+        assert_eq!(History::of(&records).len(), 4);
     }
 }

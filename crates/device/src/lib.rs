@@ -3,6 +3,7 @@
 //! - [`snapshot`]: a board as a sensor or camera sees it, unseen points included;
 //! - [`reconcile`]: successive snapshots turned into moves, setups, or the points to fix;
 //! - [`game_settings`]: a new game's size, komi, rules, handicap and side, checked whole;
+//! - [`record`]: what the journal records, typed, with its canonical text line;
 //! - [`history`]: the records a replay needs, with what cancels out taken away;
 //! - [`appliance`]: the game fed by snapshots, commands and GTP, journalled and published;
 //! - [`payload`]: the MQTT payloads in and out, decoded with typed errors;
@@ -19,6 +20,7 @@ pub mod journal;
 pub mod mqtt;
 pub mod payload;
 pub mod reconcile;
+pub mod record;
 pub mod serial;
 pub mod snapshot;
 

@@ -539,12 +539,8 @@ fn nnef_experiment(backend: &TractBackend) {
 }
 
 fn bench_model(x: u32, y: u32) -> (LoadedModel, String) {
-    let shared = std::env::var_os("TENGEN_SHARED")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| {
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
-        });
-    let path = shared.join("models/g170-b6c96.bin.gz");
+    // Without the real net the figures are for random weights of its shape: not a skip.
+    let path = tengen_test_support::shared_root().join("models/g170-b6c96.bin.gz");
     if let Some(model) = real_model(&path, x as usize, y as usize) {
         return (model, format!("real net {}", path.display()));
     }

@@ -5,36 +5,15 @@
 
 mod common;
 
-use common::{replay, shared_dir};
+use common::replay;
 use proptest::prelude::*;
 use serde_json::Value;
 use tengen_nn::features::v7::{spatial, InputParams, V7Encoder, NUM_GLOBAL, NUM_SPATIAL};
 use tengen_nn::features::{pgx_observation, LadderSearch, Layout, Symmetry, PGX_PLANES};
 use tengen_rules::{Board, BoardSize, Game, Loc, Move, PgxGame, Player, Rules};
+use tengen_test_support::{golden_line, golden_records};
 
 // ---------------------------------------------------------------- reference data
-
-/// The records of a golden JSONL file, or `None` (after saying so) when it is absent.
-fn golden_records(file: &str) -> Option<Vec<Value>> {
-    let Some(dir) = shared_dir() else {
-        println!("golden {file}: skipped (no shared reference data; set TENGEN_SHARED)");
-        return None;
-    };
-    let path = dir.join("golden").join(file);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) => {
-            println!("golden {file}: skipped ({}: {e})", path.display());
-            return None;
-        }
-    };
-    Some(
-        text.lines()
-            .filter(|l| !l.trim().is_empty())
-            .map(|l| serde_json::from_str(l).expect("golden line is JSON"))
-            .collect(),
-    )
-}
 
 fn str_of<'a>(v: &'a Value, key: &str) -> &'a str {
     v[key]
@@ -148,8 +127,8 @@ fn katago_features_v7_golden() {
         }
     }
     println!(
-        "golden katago-features-v7.jsonl: {agreed}/{} agree",
-        records.len()
+        "{}",
+        golden_line("katago-features-v7.jsonl", agreed, records.len())
     );
     println!("  worst error: spatial {worst_spatial:e}, global {worst_global:e}");
     for (id, problems) in report.iter().take(10) {
@@ -232,7 +211,10 @@ fn pgx_observations_golden() {
             }
         }
     }
-    println!("golden pgx-go.jsonl (observations): {agreed}/{total} agree");
+    println!(
+        "{}",
+        golden_line("pgx-go.jsonl (observations)", agreed, total)
+    );
     for p in report.iter().take(10) {
         println!("  {p}");
     }

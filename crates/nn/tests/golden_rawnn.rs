@@ -8,7 +8,6 @@ mod common;
 
 use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -28,30 +27,12 @@ const OWNERSHIP_TOL: f64 = 1e-3;
 /// KataGo's GTP default `rootPolicyOptimism` (the b10c384 file's `outputDefaultOptimism`).
 const GTP_OPTIMISM: f32 = 0.2;
 
-fn shared_dir() -> Option<PathBuf> {
-    common::shared_dir().filter(|d| d.join("models").is_dir())
-}
-
 /// The golden records and the model, or `None` after saying why the file is skipped.
 fn golden(file: &str, model: &str) -> Option<(Vec<Value>, ModelDesc)> {
-    let Some(dir) = shared_dir() else {
-        println!("golden {file}: skipped (no shared reference data; set TENGEN_SHARED)");
-        return None;
-    };
-    let text = match std::fs::read_to_string(dir.join("golden").join(file)) {
-        Ok(t) => t,
-        Err(e) => {
-            println!("golden {file}: skipped ({e})");
-            return None;
-        }
-    };
-    let records = text
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).expect("golden line is JSON"))
-        .collect();
-    let desc = load_model(&dir.join("models").join(model))
-        .unwrap_or_else(|e| panic!("loading {model}: {e}"));
+    let model_path =
+        tengen_test_support::shared_path(&format!("golden {file}"), &format!("models/{model}"))?;
+    let records = tengen_test_support::golden_records(file)?;
+    let desc = load_model(&model_path).unwrap_or_else(|e| panic!("loading {model}: {e}"));
     Some((records, desc))
 }
 
@@ -237,9 +218,9 @@ fn run_file(
         }
     }
     println!(
-        "golden {file}{label}: {agreed}/{} agree{}\n  worst errors: {}",
-        records.len(),
-        common::stride_note(),
+        "{}{}\n  worst errors: {}",
+        tengen_test_support::golden_line(&format!("{file}{label}"), agreed, records.len()),
+        tengen_test_support::stride_note(),
         worst.line()
     );
     Some((agreed, records.len()))
@@ -259,7 +240,10 @@ fn check_file(file: &str, model: &str, label: &str, make: MakeBackend<'_>) {
     let Some((records, desc)) = golden(file, model) else {
         return;
     };
-    let records: Vec<Value> = records.into_iter().step_by(common::stride()).collect();
+    let records: Vec<Value> = records
+        .into_iter()
+        .step_by(tengen_test_support::stride())
+        .collect();
     if let Some((agreed, total)) = run_file(label, file, &records, &desc, make) {
         assert_eq!(
             agreed, total,

@@ -83,15 +83,7 @@ static ALLOCATOR: LargestAllocation = LargestAllocation;
 
 /// The shared data directory, or `None` (after saying so) when this checkout has none.
 fn shared() -> Option<PathBuf> {
-    let dir = std::env::var_os("TENGEN_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
-    if dir.join("models").is_dir() {
-        Some(dir)
-    } else {
-        println!("skipped: ../shared not found");
-        None
-    }
+    tengen_test_support::shared_dir("model reader tests", &["models"])
 }
 
 /// Path of a shared model file.

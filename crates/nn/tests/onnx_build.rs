@@ -1,8 +1,6 @@
 //! Builds ONNX graphs from the shared KataGo models, runs them with tract on KataGo's own input
 //! features, and compares with KataGo's outputs (`/work/shared/golden`).
 
-mod common;
-
 use std::collections::HashMap;
 use std::path::PathBuf;
 
@@ -20,19 +18,9 @@ use tract_onnx::prelude::*;
 const B6: &str = "g170-b6c96.bin.gz";
 const B10: &str = "b10c384h6nbttflrs.bin.gz";
 
+/// The shared directory with its models and golden records, or `None` after saying so.
 fn shared_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("TENGEN_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared")));
-    if dir.join("models").is_dir() && dir.join("golden").is_dir() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "skipped: shared data not found at {} (set TENGEN_SHARED)",
-            dir.display()
-        );
-        None
-    }
+    tengen_test_support::shared_dir("onnx graph tests", &["models", "golden"])
 }
 
 fn load(shared: &std::path::Path, file: &str) -> ModelDesc {
@@ -340,7 +328,11 @@ fn check_golden(
     ps: &[&Position],
     batch: usize,
 ) {
-    let ps: Vec<&Position> = ps.iter().copied().step_by(common::stride()).collect();
+    let ps: Vec<&Position> = ps
+        .iter()
+        .copied()
+        .step_by(tengen_test_support::stride())
+        .collect();
     let ps = &ps[..];
     let net = runnable(model, &opts, batch);
     let raws = net.run(ps);
@@ -366,7 +358,7 @@ fn check_golden(
         opts.x_len,
         opts.y_len,
         ps.len(),
-        common::stride_note()
+        tengen_test_support::stride_note()
     );
     println!(
         "  worst errors: policy {:.2e}, value {:.2e}, score {:.2e}, lead {:.2e}, ownership {:.2e}",

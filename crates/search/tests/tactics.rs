@@ -16,16 +16,7 @@ use tengen_rules::{Board, BoardSize, Game, GameOptions, Move, Player, Rules};
 use tengen_search::{Evaluator, Limits, Search, SearchParams, SnapshotOptions};
 
 fn model_path() -> Option<PathBuf> {
-    let dir = std::env::var_os("TENGEN_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared")));
-    let p = dir.join("models/g170-b6c96.bin.gz");
-    if p.is_file() {
-        Some(p)
-    } else {
-        println!("skipped: {} not found", p.display());
-        None
-    }
+    tengen_test_support::shared_path("tactics with the b6c96 network", "models/g170-b6c96.bin.gz")
 }
 
 fn network(n: usize) -> Option<Arc<dyn Evaluator>> {

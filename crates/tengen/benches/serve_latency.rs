@@ -7,7 +7,6 @@
 #[path = "../tests/support/mod.rs"]
 mod support;
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use support::mqtt::{have, setup, Daemon, Observer, Rows};
@@ -16,12 +15,6 @@ use support::mqtt::{have, setup, Daemon, Observer, Rows};
 const POINTS: [&str; 12] = [
     "D4", "Q16", "D16", "Q4", "K10", "C10", "R10", "K3", "K17", "F6", "O14", "F14",
 ];
-
-fn shared() -> PathBuf {
-    std::env::var_os("TENGEN_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"))
-}
 
 fn summary(name: &str, mut ms: Vec<f64>) {
     ms.sort_by(f64::total_cmp);
@@ -126,7 +119,8 @@ fn main() {
     let classic = "[engine]\nlevel = 10\nthreads = 2\n";
     summary("classical: first analysis", first_analysis(classic));
     summary("classical: engine move", engine_move(classic));
-    let model = shared().join("models/g170-b6c96.bin.gz");
+    // A measurement, not a test: without the network its figures are left out.
+    let model = tengen_test_support::shared_root().join("models/g170-b6c96.bin.gz");
     if model.exists() {
         let net = format!(
             "[engine]\nmodel = \"{}\"\nbackend = \"tract\"\nthreads = 2\nbatch = 2\nvisits = 100\n",

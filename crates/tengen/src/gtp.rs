@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use tengen_protocol::gtp::{
-    analyze_command, parse_line, Engine, EngineConfig, LineError, Reply, SgfAccess, MAX_LINE_BYTES,
+    parse_line, Analyze, AnalyzeRequest, Command, Engine, EngineConfig, LineError, Reply,
+    SgfAccess, MAX_LINE_BYTES,
 };
 use tengen_rules::Rules;
 
@@ -357,9 +358,9 @@ fn serve_session(
                 Err(_) => break,
             },
         };
-        let cmd = match line.map(|l| parse_line(&l)) {
+        let line = match line.map(|l| parse_line(&l)) {
             Ok(None) => continue,
-            Ok(Some(Ok(cmd))) => cmd,
+            Ok(Some(Ok(line))) => line,
             Ok(Some(Err(LineError::MissingCommand { id }))) => {
                 write_reply(out, &Reply::Failure("missing command".into()), id)?;
                 continue;
@@ -369,18 +370,25 @@ fn serve_session(
                 continue;
             }
         };
-        if let Some((_, genmove)) = analyze_command(&cmd.name) {
+        let cmd = match Command::parse(&line.name, &line.args) {
+            Ok(cmd) => cmd,
+            Err(e) => {
+                write_reply(out, &Reply::Failure(e.to_string()), line.id)?;
+                continue;
+            }
+        };
+        if let Command::Analyze(kind, request) = &cmd {
             // A genmove form runs until its move is chosen, like genmove; a plain analysis
             // runs until the client speaks, and only its reports keep the client active.
-            activity.set_busy(genmove);
-            pending = analyze(engine, &cmd, &rx, out)?;
+            activity.set_busy(kind.genmove());
+            pending = analyze(engine, *kind, request, line.id, &rx, out)?;
             activity.set_busy(false);
             continue;
         }
         activity.set_busy(true);
-        let reply = engine.handle(&cmd);
+        let reply = engine.execute(&cmd);
         activity.set_busy(false);
-        write_reply(out, &reply, cmd.id)?;
+        write_reply(out, &reply, line.id)?;
         if engine.quit_requested() {
             break;
         }
@@ -402,19 +410,20 @@ type Line = Result<String, LineError>;
 /// played), then an empty line. Returns the input line that stopped it.
 fn analyze(
     engine: &mut Engine,
-    cmd: &tengen_protocol::gtp::Command,
+    kind: Analyze,
+    request: &AnalyzeRequest,
+    id: Option<u64>,
     rx: &mpsc::Receiver<Line>,
     out: &mut impl Write,
 ) -> Result<Option<Line>> {
-    let args: Vec<&str> = cmd.args.iter().map(String::as_str).collect();
-    let a = match engine.start_analyze(&cmd.name, &args) {
+    let a = match engine.start_analysis(kind, request) {
         Ok(a) => a,
         Err(e) => {
-            write_reply(out, &Reply::Failure(e), cmd.id)?;
+            write_reply(out, &Reply::Failure(e), id)?;
             return Ok(None);
         }
     };
-    let id = cmd.id.map(|i| i.to_string()).unwrap_or_default();
+    let id = id.map(|i| i.to_string()).unwrap_or_default();
     writeln!(out, "={id}")?;
     out.flush()?;
     // An interval of 0 means no periodic reports; poll the search anyway.

@@ -1,20 +1,10 @@
-//! Helpers shared by the golden tests: where the reference data is, and how a golden record
-//! becomes a game.
+//! Helpers of the nn crate's golden tests: how a golden record becomes a game. Finding and
+//! reading the shared data is `tengen_test_support`'s.
 // Each test crate uses its own subset of these helpers.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
-
 use serde_json::Value;
 use tengen_rules::{BoardSize, Game, Loc, Player, Rules};
-
-/// `$TENGEN_SHARED`, else `../shared` beside the repository, if it holds golden data.
-pub fn shared_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("TENGEN_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared")));
-    dir.join("golden").is_dir().then_some(dir)
-}
 
 /// Replays a golden record as KataGo's GTP did: rules by name, free handicap, then every move
 /// played tolerantly (cleanup phases prevented, the default). Returns the game and the side
@@ -51,22 +41,4 @@ pub fn replay(r: &Value) -> (Game, Player) {
         .parse()
         .expect("colour");
     (g, next)
-}
-
-/// Every k-th golden position with `TENGEN_GOLDEN_STRIDE=k` (CI's aarch64 run under
-/// qemu, where each evaluation is a hundred times slower), else all of them.
-pub fn stride() -> usize {
-    std::env::var("TENGEN_GOLDEN_STRIDE")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .filter(|&k| k >= 1)
-        .unwrap_or(1)
-}
-
-/// How the golden line says that only every k-th position ran.
-pub fn stride_note() -> String {
-    match stride() {
-        1 => String::new(),
-        k => format!(" (every {k}th position, TENGEN_GOLDEN_STRIDE)"),
-    }
 }

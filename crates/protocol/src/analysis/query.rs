@@ -365,17 +365,20 @@ pub fn parse(line: &str, d: &Defaults) -> Result<Request, Value> {
         }
     };
     let mut params = d.params.clone();
-    if let Some(t) = obj.get("rootPolicyTemperature") {
-        params.root_policy_temperature = t
-            .as_f64()
-            .filter(|t| (0.01..=100.0).contains(t))
-            .ok_or_else(|| err("rootPolicyTemperature", "must be a number from 0.01 to 100"))?;
-    }
-    if let Some(t) = obj.get("rootFpuReductionMax") {
-        params.root_fpu_reduction_max = t
-            .as_f64()
-            .filter(|t| (0.0..=2.0).contains(t))
-            .ok_or_else(|| err("rootFpuReductionMax", "must be a number from 0 to 2"))?;
+    let mut override_visits = None;
+    // Parameters KataGo also takes as query fields: numbers, in the table's ranges.
+    for key in ["rootPolicyTemperature", "rootFpuReductionMax"] {
+        let Some(v) = obj.get(key) else { continue };
+        let param = crate::params::find(key).map_err(|e| err(key, &e.to_string()))?;
+        let (lo, hi) = param.range().unwrap_or((0.0, 0.0));
+        let bad = || err(key, &format!("must be a number from {lo} to {hi}"));
+        if !v.is_number() {
+            return Err(bad());
+        }
+        param
+            .from_json(v)
+            .map_err(|_| bad())?
+            .apply(&mut params, &mut override_visits);
     }
     if let Some(Value::Object(o)) = obj.get("overrideSettings") {
         for (k, v) in o {
@@ -383,13 +386,13 @@ pub fn parse(line: &str, d: &Defaults) -> Result<Request, Value> {
                 warnings.push(json!({"warning": format!("{k} needs a human SL model, and none is loaded"), "field": "overrideSettings", "id": id}));
                 continue;
             }
-            if !override_param(&mut params, k, v) {
+            if !override_param(&mut params, &mut override_visits, k, v) {
                 warnings.push(json!({"warning": format!("unknown or invalid setting {k}"), "field": "overrideSettings", "id": id}));
             }
         }
     }
     let max_visits = match obj.get("maxVisits") {
-        None => d.max_visits,
+        None => override_visits.map_or(d.max_visits, |v| v.min(1 << 40)),
         Some(v) => v
             .as_u64()
             .filter(|&v| (1..=1 << 40).contains(&v))
@@ -538,27 +541,16 @@ fn int_list(v: &Value) -> Option<Vec<usize>> {
         .collect()
 }
 
-/// Applies one `overrideSettings` entry; false if unknown or out of range.
-fn override_param(p: &mut SearchParams, key: &str, v: &Value) -> bool {
-    let Some(x) = v.as_f64().or_else(|| v.as_bool().map(f64::from)) else {
-        return false;
-    };
-    let within = |lo: f64, hi: f64| (lo..=hi).contains(&x);
-    match key {
-        "cpuctExploration" if within(0.0, 10.0) => p.cpuct_exploration = x,
-        "cpuctExplorationLog" if within(0.0, 10.0) => p.cpuct_exploration_log = x,
-        "winLossUtilityFactor" if within(0.0, 1.0) => p.win_loss_utility_factor = x,
-        "staticScoreUtilityFactor" if within(0.0, 1.0) => p.static_score_utility_factor = x,
-        "dynamicScoreUtilityFactor" if within(0.0, 1.0) => p.dynamic_score_utility_factor = x,
-        "fpuReductionMax" if within(0.0, 2.0) => p.fpu_reduction_max = x,
-        "wideRootNoise" if within(0.0, 5.0) => p.wide_root_noise = x,
-        "rootNumSymmetriesToSample" if within(1.0, 8.0) => p.root_symmetries = x as usize,
-        "lcbStdevs" if within(1.0, 12.0) => p.lcb_stdevs = x,
-        "minVisitPropForLCB" if within(0.0, 1.0) => p.min_visit_prop_for_lcb = x,
-        "numSearchThreads" if within(1.0, 256.0) => p.threads = x as usize,
-        _ => return false,
+/// Applies one `overrideSettings` entry by the parameter table; false if unknown or out
+/// of range. `maxVisits` there applies when the query has no `maxVisits` of its own.
+fn override_param(p: &mut SearchParams, visits: &mut Option<u64>, key: &str, v: &Value) -> bool {
+    match crate::params::find(key).and_then(|param| param.from_json(v)) {
+        Ok(setting) => {
+            setting.apply(p, visits);
+            true
+        }
+        Err(_) => false,
     }
-    true
 }
 
 #[cfg(test)]
@@ -579,6 +571,35 @@ mod tests {
             Ok(Request::Action(..)) => panic!("an action"),
             Err(e) => panic!("{e}"),
         }
+    }
+
+    #[test]
+    fn settings_are_read_by_the_parameter_table() {
+        let base = r#"{"id":"s","moves":[],"rules":"chinese","boardXSize":9,"boardYSize":9"#;
+        let query = |extra: &str| match parse(&format!("{base}{extra}}}"), &defaults()) {
+            Ok(Request::Query(t, w)) => Ok((t[0].query.clone(), w)),
+            Ok(Request::Action(..)) => panic!("an action"),
+            Err(e) => Err(e.to_string()),
+        };
+        let (q, w) = query(
+            r#","overrideSettings":{"cpuctExploration":0.9,"useLcbForSelection":false,"maxVisits":7,"lcbStdevs":99,"nope":1}"#,
+        )
+        .unwrap();
+        assert_eq!(q.params.cpuct_exploration, 0.9);
+        assert!(!q.params.use_lcb_for_selection);
+        assert_eq!(q.max_visits, 7, "maxVisits in overrideSettings");
+        let warned: Vec<String> = w.iter().map(|w| w["warning"].to_string()).collect();
+        assert_eq!(warned.len(), 2, "{warned:?}");
+        assert!(warned[0].contains("lcbStdevs") && warned[1].contains("nope"));
+        // The query's own maxVisits wins.
+        let (q, _) = query(r#","maxVisits":3,"overrideSettings":{"maxVisits":7}"#).unwrap();
+        assert_eq!(q.max_visits, 3);
+        let (q, _) = query(r#","rootPolicyTemperature":2.5"#).unwrap();
+        assert_eq!(q.params.root_policy_temperature, 2.5);
+        let e = query(r#","rootPolicyTemperature":true"#).err().unwrap();
+        assert!(e.contains("must be a number from 0.01 to 100"), "{e}");
+        let e = query(r#","rootFpuReductionMax":3"#).err().unwrap();
+        assert!(e.contains("must be a number from 0 to 2"), "{e}");
     }
 
     /// A 9x9 game with a capture and passes, as query JSON moves.

@@ -5,8 +5,10 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use tengen_rules::{BoardSize, Move, Player};
+use tengen_rules::{BoardSize, Player};
 use tengen_search::{Analysis, FilterRule};
+
+use super::analyze_request::AnalyzeRequest;
 
 /// Which output format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,122 +49,15 @@ pub struct AnalyzeArgs {
 }
 
 /// Parses `[player] [interval] [key value]...` as KataGo does (interval in centiseconds;
-/// `avoid`/`allow` take a player, a comma-separated move list and a depth).
+/// `avoid`/`allow` take a player, a comma-separated move list and a depth) for a board of
+/// `size`.
 pub fn parse_args(
     format: Format,
     genmove: bool,
     args: &[&str],
     size: BoardSize,
 ) -> Result<AnalyzeArgs, String> {
-    let mut a = AnalyzeArgs {
-        format,
-        player: None,
-        interval: Duration::from_secs(1),
-        min_moves: 0,
-        max_moves: 10_000,
-        ownership: false,
-        ownership_stdev: false,
-        moves_ownership: false,
-        pv_visits: false,
-        root_info: false,
-        filters: Vec::new(),
-        genmove,
-    };
-    let mut rest = args;
-    if let Some(first) = rest.first() {
-        if let Ok(p) = first.parse::<Player>() {
-            a.player = Some(p);
-            rest = &rest[1..];
-        }
-    }
-    if let Some(first) = rest.first() {
-        if let Ok(cs) = first.parse::<f64>() {
-            if !(0.0..=1e7).contains(&cs) {
-                return Err("interval must be between 0 and 1e7 centiseconds".into());
-            }
-            a.interval = Duration::from_secs_f64(cs / 100.0);
-            rest = &rest[1..];
-        }
-    }
-    while let Some(&key) = rest.first() {
-        let take = |n: usize| -> Result<&[&str], String> {
-            rest.get(1..=n)
-                .ok_or_else(|| format!("{key} needs {n} value(s)"))
-        };
-        let flag = |v: &str| match v {
-            "true" | "1" => Ok(true),
-            "false" | "0" => Ok(false),
-            _ => Err(format!("{key} takes true or false, not {v:?}")),
-        };
-        let used = match key {
-            "interval" => {
-                let v = take(1)?[0];
-                let cs: f64 = v.parse().map_err(|_| format!("bad interval {v:?}"))?;
-                if !(0.0..=1e7).contains(&cs) {
-                    return Err("interval must be between 0 and 1e7 centiseconds".into());
-                }
-                a.interval = Duration::from_secs_f64(cs / 100.0);
-                2
-            }
-            "minmoves" | "maxmoves" => {
-                let v = take(1)?[0];
-                let n: usize = v.parse().map_err(|_| format!("bad {key} {v:?}"))?;
-                if key == "minmoves" {
-                    a.min_moves = n;
-                } else {
-                    a.max_moves = n;
-                }
-                2
-            }
-            "avoid" | "allow" => {
-                let v = take(3)?;
-                let player: Player = v[0]
-                    .parse()
-                    .map_err(|_| format!("bad {key} color {:?}", v[0]))?;
-                let moves = v[1]
-                    .split(',')
-                    .filter(|m| !m.is_empty())
-                    .map(|m| {
-                        size.parse_move(m)
-                            .map_err(|_| format!("bad {key} vertex {m:?}"))
-                    })
-                    .collect::<Result<Vec<Move>, String>>()?;
-                let until_depth: u32 = v[2]
-                    .parse()
-                    .map_err(|_| format!("bad {key} depth {:?}", v[2]))?;
-                a.filters.push(FilterRule {
-                    player,
-                    moves,
-                    until_depth,
-                    allow: key == "allow",
-                });
-                4
-            }
-            "ownership" | "ownershipStdev" | "movesOwnership" | "pvVisits" | "rootInfo"
-                if format == Format::Kata =>
-            {
-                let b = flag(take(1)?[0])?;
-                match key {
-                    "ownership" => a.ownership = b,
-                    "ownershipStdev" => a.ownership_stdev = b,
-                    "movesOwnership" => a.moves_ownership = b,
-                    "pvVisits" => a.pv_visits = b,
-                    _ => a.root_info = b,
-                }
-                2
-            }
-            "pvVisits" => {
-                a.pv_visits = flag(take(1)?[0])?;
-                2
-            }
-            other => return Err(format!("unknown analysis argument {other:?}")),
-        };
-        rest = &rest[used..];
-    }
-    if a.ownership_stdev {
-        a.ownership = true;
-    }
-    Ok(a)
+    AnalyzeRequest::parse(format, args)?.place(format, genmove, size)
 }
 
 /// Formats numbers as KataGo's streams do: up to 6 significant digits, no trailing zeros.

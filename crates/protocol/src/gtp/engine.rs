@@ -9,8 +9,7 @@ use std::sync::Arc;
 
 use tengen_rules::handicap::{check_free_handicap, fixed_handicap, max_fixed_handicap};
 use tengen_rules::{
-    komi_is_valid, sgf, sgf::SgfError, BoardSize, Game, GameOptions, Loc, Move, Outcome, Player,
-    Rules,
+    sgf, sgf::SgfError, BoardSize, Game, GameOptions, Loc, Move, Outcome, Player, Rules,
 };
 use tengen_search::{
     limits_for_move, Clock, Evaluator, Limits, ResignTracker, Search, SearchParams, SnapshotOptions,
@@ -21,8 +20,12 @@ use std::fmt::Write as _;
 use tengen_search::evaluator::{InputParams, PolicyOptions, Symmetry};
 use tengen_search::EvalRequest;
 
-use super::analyze::{format_line, parse_args, AnalyzeArgs, Format};
-use super::{Command, Reply};
+use super::analyze::{format_line, AnalyzeArgs, Format};
+use super::analyze_request::AnalyzeRequest;
+use super::command::{Analyze, StoneStatus};
+use super::vertex::Vertex;
+use super::{parse_line, Command, Line, Reply};
+use crate::params::{self, Setting};
 
 /// How the engine plays.
 #[derive(Clone, Debug)]
@@ -106,92 +109,16 @@ pub enum SgfAccess {
 /// comments and variations well under a megabyte.
 pub const MAX_SGF_BYTES: u64 = 4 << 20;
 
-/// The commands this engine knows, in `list_commands` order.
-pub const COMMANDS: &[&str] = &[
-    "protocol_version",
-    "name",
-    "version",
-    "known_command",
-    "list_commands",
-    "quit",
-    "boardsize",
-    "rectangular_boardsize",
-    "clear_board",
-    "komi",
-    "play",
-    "genmove",
-    "kgs-genmove_cleanup",
-    "undo",
-    "showboard",
-    "fixed_handicap",
-    "place_free_handicap",
-    "set_free_handicap",
-    "final_score",
-    "final_status_list",
-    "time_settings",
-    "kgs-time_settings",
-    "kata-time_settings",
-    "time_left",
-    "kgs-rules",
-    "kata-get-rules",
-    "kata-set-rules",
-    "loadsgf",
-    "printsgf",
-    "cputime",
-    "kata-raw-nn",
-    "kata-list-params",
-    "kata-get-param",
-    "kata-set-param",
-    "tengen-level",
-    "gogui-analyze_commands",
-    "tengen-ownership",
-    "tengen-policy",
-    "kata-analyze",
-    "lz-analyze",
-    "analyze",
-    "kata-genmove_analyze",
-    "lz-genmove_analyze",
-    "genmove_analyze",
-];
+pub use super::command::COMMANDS;
 
 /// The analysis format of a streaming command, and whether it ends with a move.
 pub fn analyze_command(name: &str) -> Option<(Format, bool)> {
-    match name {
-        "kata-analyze" => Some((Format::Kata, false)),
-        "lz-analyze" | "analyze" => Some((Format::Lz, false)),
-        "kata-genmove_analyze" => Some((Format::Kata, true)),
-        "lz-genmove_analyze" | "genmove_analyze" => Some((Format::Lz, true)),
-        _ => None,
-    }
+    Analyze::from_name(name).map(|a| (a.format(), a.genmove()))
 }
 
 /// Ownership (from the stone owner's view) below minus this marks a stone dead; between
 /// minus and plus this, in seki (nobody expects to own the point).
 const DEAD_OWNERSHIP: f32 = 0.25;
-
-/// Parameters `kata-get-param`/`kata-set-param` know, by KataGo's names.
-pub const PARAMS: &[&str] = &[
-    "maxVisits",
-    "numSearchThreads",
-    "cpuctExploration",
-    "cpuctExplorationLog",
-    "cpuctExplorationBase",
-    "fpuReductionMax",
-    "rootFpuReductionMax",
-    "winLossUtilityFactor",
-    "staticScoreUtilityFactor",
-    "dynamicScoreUtilityFactor",
-    "lcbStdevs",
-    "minVisitPropForLCB",
-    "useLcbForSelection",
-    "chosenMoveTemperature",
-    "wideRootNoise",
-    "rootPolicyTemperature",
-    "nnPolicyTemperature",
-    "rootNumSymmetriesToSample",
-    "policyOptimism",
-    "rootPolicyOptimism",
-];
 
 /// Dead stones, then seki stones.
 type DeadAndSeki = (Vec<Loc>, Vec<Loc>);
@@ -293,74 +220,55 @@ impl Engine {
         self.quit
     }
 
+    /// Carries out one command line: reads it as a command, then runs it.
+    pub fn handle(&mut self, line: &Line) -> Reply {
+        match Command::parse(&line.name, &line.args) {
+            Ok(cmd) => self.execute(&cmd),
+            Err(e) => Reply::Failure(e.to_string()),
+        }
+    }
+
+    /// Carries out one raw line (no reply for a line GTP ignores: a comment, blanks).
+    pub fn handle_line(&mut self, raw: &str) -> Option<Reply> {
+        Some(match parse_line(raw)? {
+            Ok(line) => self.handle(&line),
+            Err(e) => Reply::Failure(e.to_string()),
+        })
+    }
+
     /// Carries out one command.
-    pub fn handle(&mut self, cmd: &Command) -> Reply {
-        let name = cmd.name.as_str();
-        let args: Vec<&str> = cmd.args.iter().map(String::as_str).collect();
-        match self.dispatch(name, &args) {
+    pub fn execute(&mut self, cmd: &Command) -> Reply {
+        match self.dispatch(cmd) {
             Ok(text) => Reply::Success(text),
             Err(e) => Reply::Failure(e),
         }
     }
 
-    fn dispatch(&mut self, name: &str, args: &[&str]) -> Result<String> {
-        match name {
-            "protocol_version" => Ok("2".into()),
-            "name" => Ok(self.config.name.clone()),
-            "version" => Ok(self.config.version.clone()),
-            "known_command" => {
-                let [c] = args else {
-                    return Err("known_command takes one argument".into());
-                };
-                Ok(COMMANDS.contains(c).to_string())
-            }
-            "list_commands" => Ok(COMMANDS.join("\n")),
-            "quit" => {
+    fn dispatch(&mut self, cmd: &Command) -> Result<String> {
+        use Command as C;
+        let done = |()| String::new();
+        match cmd {
+            C::ProtocolVersion => Ok("2".into()),
+            C::Name => Ok(self.config.name.clone()),
+            C::Version => Ok(self.config.version.clone()),
+            C::KnownCommand(c) => Ok(COMMANDS.contains(&c.as_str()).to_string()),
+            C::ListCommands => Ok(COMMANDS.join("\n")),
+            C::Quit => {
                 self.quit = true;
                 self.search.stop();
                 Ok(String::new())
             }
-            "boardsize" => {
-                let [n] = args else {
-                    return Err("boardsize takes one argument".into());
-                };
-                let n: usize = n.parse().map_err(|_| "boardsize not an integer")?;
-                let size = BoardSize::square(n).map_err(|_| "unacceptable size")?;
-                self.new_game(size)?;
+            C::Boardsize(size) | C::RectangularBoardsize(size) => self.new_game(*size).map(done),
+            C::ClearBoard => self.new_game(self.game.board().size()).map(done),
+            C::Komi(k) => {
+                self.game.set_komi(*k as f32);
+                self.config.rules.komi = *k as f32;
                 Ok(String::new())
             }
-            "rectangular_boardsize" => {
-                let [x, y] = args else {
-                    return Err("rectangular_boardsize takes two arguments".into());
-                };
-                let (x, y): (usize, usize) = match (x.parse(), y.parse()) {
-                    (Ok(x), Ok(y)) => (x, y),
-                    _ => return Err("rectangular_boardsize not integers".into()),
-                };
-                let size = BoardSize::new(x, y).map_err(|_| "unacceptable size")?;
-                self.new_game(size)?;
-                Ok(String::new())
-            }
-            "clear_board" => {
-                self.new_game(self.game.board().size())?;
-                Ok(String::new())
-            }
-            "komi" => {
-                let [k] = args else {
-                    return Err("komi takes one argument".into());
-                };
-                let k: f64 = k.parse().map_err(|_| "komi not a float")?;
-                if !komi_is_valid(k) {
-                    return Err(format!("komi must be {}", tengen_rules::komi_rule()));
-                }
-                self.game.set_komi(k as f32);
-                self.config.rules.komi = k as f32;
-                Ok(String::new())
-            }
-            "play" => self.play(args),
-            "genmove" => self.genmove(args),
-            "kgs-genmove_cleanup" => self.genmove_cleanup(args),
-            "undo" => {
+            C::Play(pla, v) => self.play(*pla, *v).map(done),
+            C::Genmove(pla) => self.genmove(*pla),
+            C::KgsGenmoveCleanup(pla) => self.genmove_cleanup(*pla),
+            C::Undo => {
                 self.search.stop();
                 if self.game.undo() {
                     self.resign.reset();
@@ -369,26 +277,22 @@ impl Engine {
                     Err("cannot undo".into())
                 }
             }
-            "showboard" => Ok(self.showboard()),
-            "fixed_handicap" | "place_free_handicap" => self.fixed_handicap(name, args),
-            "set_free_handicap" => self.set_free_handicap(args),
-            "final_score" => self.final_score(),
-            "final_status_list" => {
-                let [which] = args else {
-                    return Err("final_status_list takes alive, dead or seki".into());
-                };
+            C::Showboard => Ok(self.showboard()),
+            C::FixedHandicap(n) | C::PlaceFreeHandicap(n) => self.fixed_handicap(*n),
+            C::SetFreeHandicap(vs) => self.set_free_handicap(vs).map(done),
+            C::FinalScore => self.final_score(),
+            C::FinalStatusList(which) => {
                 let (dead, seki) = self.stone_status()?;
                 let board = self.game.board();
                 let size = board.size();
-                let pick: Vec<Loc> = match which.to_ascii_lowercase().as_str() {
-                    "dead" => dead,
-                    "seki" => seki,
-                    "alive" => size
+                let pick: Vec<Loc> = match which {
+                    StoneStatus::Dead => dead,
+                    StoneStatus::Seki => seki,
+                    StoneStatus::Alive => size
                         .points()
                         .filter(|l| board.stone(*l).is_some())
                         .filter(|l| !dead.contains(l) && !seki.contains(l))
                         .collect(),
-                    _ => return Err("final_status_list takes alive, dead or seki".into()),
                 };
                 Ok(pick
                     .iter()
@@ -396,48 +300,40 @@ impl Engine {
                     .collect::<Vec<_>>()
                     .join(" "))
             }
-            "time_settings" => {
-                let [m, b, s] = args else {
-                    return Err("time_settings takes three arguments".into());
-                };
-                let (m, b, s) = match (m.parse(), b.parse(), s.parse()) {
-                    (Ok(m), Ok(b), Ok(s)) => (m, b, s),
-                    _ => return Err("time_settings: expected numbers".into()),
-                };
-                let c = Clock::from_gtp(m, b, s).map_err(|e| e.to_string())?;
+            C::TimeSettings {
+                main,
+                byo_time,
+                byo_stones,
+            } => {
+                let c =
+                    Clock::from_gtp(*main, *byo_time, *byo_stones).map_err(|e| e.to_string())?;
                 self.clocks = [c.clone(), c];
                 Ok(String::new())
             }
-            "kgs-time_settings" => {
-                let c = Clock::from_kgs(args).map_err(|e| e.to_string())?;
+            C::KgsTimeSettings(words) => {
+                let args: Vec<&str> = words.iter().map(String::as_str).collect();
+                let c = Clock::from_kgs(&args).map_err(|e| e.to_string())?;
                 self.clocks = [c.clone(), c];
                 Ok(String::new())
             }
-            "kata-time_settings" => {
-                let c = Clock::from_kata(args).map_err(|e| e.to_string())?;
+            C::KataTimeSettings(words) => {
+                let args: Vec<&str> = words.iter().map(String::as_str).collect();
+                let c = Clock::from_kata(&args).map_err(|e| e.to_string())?;
                 self.clocks = [c.clone(), c];
                 Ok(String::new())
             }
-            "time_left" => {
-                let [p, t, s] = args else {
-                    return Err("time_left takes three arguments".into());
-                };
-                let pla: Player = p.parse().map_err(|_| "invalid color")?;
-                let (t, s) = match (t.parse(), s.parse()) {
-                    (Ok(t), Ok(s)) => (t, s),
-                    _ => return Err("time_left: expected numbers".into()),
-                };
-                self.clocks[pla.index()]
-                    .set_time_left(t, s)
+            C::TimeLeft {
+                player,
+                seconds,
+                stones,
+            } => {
+                self.clocks[player.index()]
+                    .set_time_left(*seconds, *stones)
                     .map_err(|e| e.to_string())?;
                 Ok(String::new())
             }
-            "kgs-rules" | "kata-set-rules" => {
-                let text = args.join(" ");
-                if text.is_empty() {
-                    return Err(format!("{name} takes a rules name"));
-                }
-                let mut rules = Rules::parse(&text).map_err(|e| e.to_string())?;
+            C::KgsRules(r) | C::KataSetRules(r) => {
+                let mut rules = r.rules;
                 rules.komi = self.game.rules().komi;
                 self.search.stop();
                 self.game
@@ -446,45 +342,38 @@ impl Engine {
                 self.config.rules = rules;
                 Ok(String::new())
             }
-            "kata-get-rules" => Ok(self.game.rules().to_json_no_komi().to_string()),
-            "loadsgf" => self.loadsgf(args),
-            "printsgf" => Ok(sgf::save(&self.game)),
-            "cputime" => Ok(format!("{:.3}", cpu_seconds())),
-            "kata-raw-nn" => self.raw_nn(args),
-            "gogui-analyze_commands" => Ok("gfx/Tengen ownership/tengen-ownership\n\
+            C::KataGetRules => Ok(self.game.rules().to_json_no_komi().to_string()),
+            C::Loadsgf { file, upto } => self.loadsgf(file, *upto).map(done),
+            C::Printsgf => Ok(sgf::save(&self.game)),
+            C::Cputime => Ok(format!("{:.3}", cpu_seconds())),
+            C::KataRawNn {
+                player,
+                symmetry,
+                optimism,
+            } => self.raw_nn(*player, *symmetry, *optimism),
+            C::GoguiAnalyzeCommands => Ok("gfx/Tengen ownership/tengen-ownership\n\
                  gfx/Tengen policy/tengen-policy"
                 .into()),
-            "tengen-ownership" | "tengen-policy" => self.gogui_board(name),
-            "kata-list-params" => Ok(PARAMS.join(" ")),
-            "kata-get-param" => {
-                let [key] = args else {
-                    return Err("kata-get-param takes a parameter name".into());
-                };
-                self.get_param(key)
-            }
-            "kata-set-param" => {
-                let [key, value] = args else {
-                    return Err("kata-set-param takes a parameter name and a value".into());
-                };
-                self.set_param(key, value)?;
+            C::TengenOwnership => self.gogui_board(true),
+            C::TengenPolicy => self.gogui_board(false),
+            C::KataListParams => Ok(params::TABLE
+                .iter()
+                .map(|p| p.name)
+                .collect::<Vec<_>>()
+                .join(" ")),
+            C::KataGetParam(p) => Ok(p.get(&self.config.params, self.config.visits)),
+            C::KataSetParam(setting) => {
+                self.apply_param(setting);
                 Ok(String::new())
             }
-            "tengen-level" => {
-                let [level] = args else {
-                    return Err("tengen-level takes a level from 1 to 10".into());
-                };
-                let level: u8 = level
-                    .parse()
-                    .ok()
-                    .filter(|l| (1..=10).contains(l))
-                    .ok_or("tengen-level takes a level from 1 to 10")?;
+            C::TengenLevel(level) => {
                 let Decider::Classic(_) = self.config.moves else {
                     return Err("levels apply to the classical engine; \
                                 use kata-set-param maxVisits with a search"
                         .into());
                 };
                 let seed = self.rng.u64(..);
-                let classic = Arc::new(tengen_classic::Classic::new(level, seed));
+                let classic = Arc::new(tengen_classic::Classic::new(*level, seed));
                 // A classical status judge is the same engine, and takes the level too.
                 if let Decider::Classic(judge) = &mut self.config.status {
                     *judge = classic.clone();
@@ -492,10 +381,9 @@ impl Engine {
                 self.config.moves = Decider::Classic(classic);
                 Ok(String::new())
             }
-            n if analyze_command(n).is_some() => {
+            C::Analyze(..) => {
                 Err("analysis commands stream; this transport cannot run them".into())
             }
-            _ => Err("unknown command".into()),
         }
     }
 
@@ -503,11 +391,22 @@ impl Engine {
     /// the background until [`Engine::finish_analyze`]; `genmove` forms stop by themselves
     /// at the move's limits.
     pub fn start_analyze(&mut self, name: &str, args: &[&str]) -> Result<AnalyzeArgs> {
-        let (format, genmove) = analyze_command(name).ok_or("unknown command")?;
+        let kind = Analyze::from_name(name).ok_or("unknown command")?;
+        let request = AnalyzeRequest::parse(kind.format(), args)?;
+        self.start_analysis(kind, &request)
+    }
+
+    /// Starts analysis command `kind` with `request`, as [`Engine::start_analyze`] does.
+    pub fn start_analysis(
+        &mut self,
+        kind: Analyze,
+        request: &AnalyzeRequest,
+    ) -> Result<AnalyzeArgs> {
+        let genmove = kind.genmove();
         let size = self.game.board().size();
-        let a = parse_args(format, genmove, args, size)?;
+        let a = request.place(kind.format(), genmove, size)?;
         if genmove && a.player.is_none() {
-            return Err(format!("{name} takes a color first"));
+            return Err(format!("{} takes a color first", kind.name()));
         }
         if let Some(p) = a.player {
             if p != self.game.to_move() {
@@ -606,27 +505,18 @@ impl Engine {
         Ok(())
     }
 
-    fn play(&mut self, args: &[&str]) -> Result<String> {
-        let [p, v] = args else {
-            return Err("play takes a color and a vertex".into());
-        };
-        let pla: Player = p.parse().map_err(|_| "invalid color")?;
-        let size = self.game.board().size();
-        let mv = size.parse_move(v).map_err(|_| "invalid vertex")?;
+    fn play(&mut self, pla: Player, v: Vertex) -> Result<()> {
+        let mv = v.on(self.game.board().size()).ok_or("invalid vertex")?;
         // A move after the end reopens the game, as in KataGo and GNU Go (KGS's cleanup).
         self.game
             .play_tolerant(pla, mv)
             .map_err(|e| format!("illegal move: {e}"))?;
-        Ok(String::new())
+        Ok(())
     }
 
     /// KGS's cleanup phase: like `genmove`, but no passing while the opponent still has
     /// dead stones on the board, so that they get captured before scoring.
-    fn genmove_cleanup(&mut self, args: &[&str]) -> Result<String> {
-        let [p] = args else {
-            return Err("kgs-genmove_cleanup takes a color".into());
-        };
-        let pla: Player = p.parse().map_err(|_| "invalid color")?;
+    fn genmove_cleanup(&mut self, pla: Player) -> Result<String> {
         let (dead, _) = self.stone_status()?;
         let board = self.game.board();
         if dead.iter().any(|&l| board.stone(l) == Some(pla.opp())) {
@@ -637,16 +527,12 @@ impl Engine {
                 allow: false,
             }]);
         }
-        let result = self.genmove(args);
+        let result = self.genmove(pla);
         self.search.set_filter(Vec::new());
         result
     }
 
-    fn genmove(&mut self, args: &[&str]) -> Result<String> {
-        let [p] = args else {
-            return Err("genmove takes a color".into());
-        };
-        let pla: Player = p.parse().map_err(|_| "invalid color")?;
+    fn genmove(&mut self, pla: Player) -> Result<String> {
         if self.game.to_move() != pla {
             self.game.set_player_to_move(pla);
         }
@@ -726,11 +612,7 @@ impl Engine {
         Ok(self.game.board().size().gtp(mv))
     }
 
-    fn fixed_handicap(&mut self, name: &str, args: &[&str]) -> Result<String> {
-        let [n] = args else {
-            return Err(format!("{name} takes a number of stones"));
-        };
-        let n: usize = n.parse().map_err(|_| "number of stones not an integer")?;
+    fn fixed_handicap(&mut self, n: usize) -> Result<String> {
         let size = self.game.board().size();
         if !self.game.board().is_board_empty() || !self.game.turns().is_empty() {
             return Err("board not empty".into());
@@ -747,21 +629,23 @@ impl Engine {
             .join(" "))
     }
 
-    fn set_free_handicap(&mut self, args: &[&str]) -> Result<String> {
+    fn set_free_handicap(&mut self, vertices: &[Vertex]) -> Result<()> {
         let size = self.game.board().size();
         if !self.game.board().is_board_empty() || !self.game.turns().is_empty() {
             return Err("board not empty".into());
         }
-        let stones = args
+        let stones = vertices
             .iter()
-            .map(|v| size.parse_loc(v).map_err(|_| format!("invalid vertex {v}")))
+            .map(|v| match v.on(size) {
+                Some(Move::Play(l)) => Ok(l),
+                _ => Err(format!("invalid vertex {v}")),
+            })
             .collect::<Result<Vec<Loc>>>()?;
         if stones.len() < 2 {
             return Err("invalid number of stones".into());
         }
         check_free_handicap(self.game.board(), &stones).map_err(|e| e.to_string())?;
-        self.set_handicap(&stones)?;
-        Ok(String::new())
+        self.set_handicap(&stones)
     }
 
     fn set_handicap(&mut self, stones: &[Loc]) -> Result<()> {
@@ -774,32 +658,15 @@ impl Engine {
 
     /// `kata-raw-nn [color] symmetry|all [optimism]`: the evaluator's raw outputs in
     /// KataGo's layout, one block per symmetry.
-    fn raw_nn(&self, args: &[&str]) -> Result<String> {
-        let mut rest = args;
-        let mut pla = self.game.to_move();
-        if let Some(p) = rest.first().and_then(|a| a.parse::<Player>().ok()) {
-            pla = p;
-            rest = &rest[1..];
-        }
-        let usage = "expected an optional color, a symmetry 'all' or index [0-7], and an optional optimism [0-1]";
-        let syms: Vec<u8> = match rest.first() {
-            Some(&"all") => (0..8).collect(),
-            Some(n) => match n.parse::<u8>() {
-                Ok(k) if k < 8 => vec![k],
-                _ => return Err(format!("bad symmetry {n:?}: {usage}")),
-            },
-            None => return Err(usage.into()),
-        };
-        let optimism = match rest.get(1) {
-            None => self.config.params.root_policy_optimism,
-            Some(o) => match o.parse::<f32>() {
-                Ok(x) if (0.0..=1.0).contains(&x) => x,
-                _ => return Err(format!("bad optimism {o:?}: {usage}")),
-            },
-        };
-        if rest.len() > 2 {
-            return Err(usage.into());
-        }
+    fn raw_nn(
+        &self,
+        player: Option<Player>,
+        symmetry: Option<u8>,
+        optimism: Option<f32>,
+    ) -> Result<String> {
+        let pla = player.unwrap_or(self.game.to_move());
+        let syms: Vec<u8> = symmetry.map_or((0..8).collect(), |k| vec![k]);
+        let optimism = optimism.unwrap_or(self.config.params.root_policy_optimism);
         let mut game = self.game.clone();
         game.set_player_to_move(pla);
         let size = game.board().size();
@@ -870,7 +737,7 @@ impl Engine {
 
     /// GoGui boards from the network's raw outputs: ownership as `INFLUENCE` (Black
     /// positive, as GoGui draws it) or the policy's likely moves as percent `LABEL`s.
-    fn gogui_board(&self, name: &str) -> Result<String> {
+    fn gogui_board(&self, ownership: bool) -> Result<String> {
         let req = EvalRequest {
             symmetry: Symmetry::default(),
             policy: PolicyOptions::default(),
@@ -883,7 +750,7 @@ impl Engine {
             .map_err(|e| e.to_string())?;
         let size = self.game.board().size();
         let mut out = String::new();
-        if name == "tengen-ownership" {
+        if ownership {
             out.push_str("INFLUENCE");
             for (l, &w) in size.points().zip(o.white_ownership.iter().flatten()) {
                 let _ = write!(out, " {} {:.2}", size.gtp(Move::Play(l)), -w);
@@ -899,87 +766,20 @@ impl Engine {
         Ok(out)
     }
 
-    fn get_param(&self, key: &str) -> Result<String> {
-        let p = &self.config.params;
-        Ok(match key {
-            "maxVisits" => self.config.visits.map_or("-1".into(), |v| v.to_string()),
-            "numSearchThreads" => p.threads.to_string(),
-            "cpuctExploration" => p.cpuct_exploration.to_string(),
-            "cpuctExplorationLog" => p.cpuct_exploration_log.to_string(),
-            "cpuctExplorationBase" => p.cpuct_exploration_base.to_string(),
-            "fpuReductionMax" => p.fpu_reduction_max.to_string(),
-            "rootFpuReductionMax" => p.root_fpu_reduction_max.to_string(),
-            "winLossUtilityFactor" => p.win_loss_utility_factor.to_string(),
-            "staticScoreUtilityFactor" => p.static_score_utility_factor.to_string(),
-            "dynamicScoreUtilityFactor" => p.dynamic_score_utility_factor.to_string(),
-            "lcbStdevs" => p.lcb_stdevs.to_string(),
-            "minVisitPropForLCB" => p.min_visit_prop_for_lcb.to_string(),
-            "useLcbForSelection" => p.use_lcb_for_selection.to_string(),
-            "chosenMoveTemperature" => p.chosen_move_temperature.to_string(),
-            "wideRootNoise" => p.wide_root_noise.to_string(),
-            "rootPolicyTemperature" => p.root_policy_temperature.to_string(),
-            "nnPolicyTemperature" => p.nn_policy_temperature.to_string(),
-            "rootNumSymmetriesToSample" => p.root_symmetries.to_string(),
-            "policyOptimism" => p.policy_optimism.to_string(),
-            "rootPolicyOptimism" => p.root_policy_optimism.to_string(),
-            _ => {
-                return Err(format!(
-                    "unknown parameter {key:?} (kata-list-params lists them)"
-                ))
-            }
-        })
-    }
-
     /// Sets a search parameter by KataGo's name (as `kata-set-param` does).
     pub fn set_param(&mut self, key: &str, value: &str) -> Result<()> {
-        let num = |lo: f64, hi: f64| -> Result<f64> {
-            match value.parse::<f64>() {
-                Ok(x) if (lo..=hi).contains(&x) => Ok(x),
-                _ => Err(format!(
-                    "{key} must be a number from {lo} to {hi}, not {value:?}"
-                )),
-            }
-        };
+        let setting = params::find(key)
+            .and_then(|p| p.parse(value))
+            .map_err(|e| e.to_string())?;
+        self.apply_param(&setting);
+        Ok(())
+    }
+
+    fn apply_param(&mut self, setting: &Setting) {
         let mut p = self.config.params.clone();
-        match key {
-            "maxVisits" => {
-                let v = num(-1.0, 1e12)?;
-                self.config.visits = (v >= 1.0).then_some(v as u64);
-            }
-            "numSearchThreads" => p.threads = num(1.0, 256.0)? as usize,
-            "cpuctExploration" => p.cpuct_exploration = num(0.0, 10.0)?,
-            "cpuctExplorationLog" => p.cpuct_exploration_log = num(0.0, 10.0)?,
-            "cpuctExplorationBase" => p.cpuct_exploration_base = num(10.0, 100_000.0)?,
-            "fpuReductionMax" => p.fpu_reduction_max = num(0.0, 2.0)?,
-            "rootFpuReductionMax" => p.root_fpu_reduction_max = num(0.0, 2.0)?,
-            "winLossUtilityFactor" => p.win_loss_utility_factor = num(0.0, 1.0)?,
-            "staticScoreUtilityFactor" => p.static_score_utility_factor = num(0.0, 1.0)?,
-            "dynamicScoreUtilityFactor" => p.dynamic_score_utility_factor = num(0.0, 1.0)?,
-            "lcbStdevs" => p.lcb_stdevs = num(1.0, 12.0)?,
-            "minVisitPropForLCB" => p.min_visit_prop_for_lcb = num(0.0, 1.0)?,
-            "useLcbForSelection" => {
-                p.use_lcb_for_selection = match value {
-                    "true" => true,
-                    "false" => false,
-                    _ => return Err(format!("{key} takes true or false, not {value:?}")),
-                }
-            }
-            "chosenMoveTemperature" => p.chosen_move_temperature = num(0.0, 5.0)?,
-            "wideRootNoise" => p.wide_root_noise = num(0.0, 5.0)?,
-            "rootPolicyTemperature" => p.root_policy_temperature = num(0.01, 100.0)?,
-            "nnPolicyTemperature" => p.nn_policy_temperature = num(0.01, 100.0)? as f32,
-            "rootNumSymmetriesToSample" => p.root_symmetries = num(1.0, 8.0)? as usize,
-            "policyOptimism" => p.policy_optimism = num(0.0, 1.0)? as f32,
-            "rootPolicyOptimism" => p.root_policy_optimism = num(0.0, 1.0)? as f32,
-            _ => {
-                return Err(format!(
-                    "unknown parameter {key:?} (kata-list-params lists them)"
-                ))
-            }
-        }
+        setting.apply(&mut p, &mut self.config.visits);
         self.search.set_params(p.clone());
         self.config.params = p;
-        Ok(())
     }
 
     /// The result with dead stones removed: the game's own score (bonuses included) plus
@@ -1109,18 +909,7 @@ impl Engine {
         out
     }
 
-    fn loadsgf(&mut self, args: &[&str]) -> Result<String> {
-        let (file, upto) = match args {
-            [f] => (*f, None),
-            [f, n] => (
-                *f,
-                Some(
-                    n.parse::<usize>()
-                        .map_err(|_| "move number not an integer")?,
-                ),
-            ),
-            _ => return Err("loadsgf takes a file name and an optional move number".into()),
-        };
+    fn loadsgf(&mut self, file: &str, upto: Option<usize>) -> Result<()> {
         let bytes = read_sgf_file(file, &self.config.sgf_access)?;
         let text = String::from_utf8_lossy(&bytes);
         let rec =
@@ -1140,7 +929,7 @@ impl Engine {
         self.config.rules = *game.rules();
         self.game = game;
         self.resign.reset();
-        Ok(String::new())
+        Ok(())
     }
 }
 

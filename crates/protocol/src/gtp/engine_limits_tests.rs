@@ -1,5 +1,5 @@
-//! `loadsgf`'s limits (which files, how large, what an error may show) and starting over
-//! for a server's next client.
+//! `loadsgf`'s limits (which files, how large, what an error may show), starting over
+//! for a server's next client, and raw lines run as typed commands.
 
 use std::sync::Arc;
 
@@ -135,4 +135,24 @@ fn reset_starts_a_new_client_afresh() {
         Ok(startup.params.cpuct_exploration.to_string())
     );
     assert!(run(&mut e, "genmove b").is_ok());
+}
+
+#[test]
+fn raw_lines_run_as_typed_commands() {
+    let mut e = engine(SgfAccess::Any);
+    let ok = |t: &str| Some(Reply::Success(t.into()));
+    let fail = |t: &str| Some(Reply::Failure(t.into()));
+    assert_eq!(e.handle_line("  # nothing"), None);
+    assert_eq!(e.handle_line("boardsize 9"), ok(""));
+    assert_eq!(e.handle_line("play b J9"), ok(""));
+    // On any board a vertex, but off this one: refused when it runs.
+    assert_eq!(e.handle_line("play w J10"), fail("invalid vertex"));
+    assert_eq!(e.handle_line("frobnicate"), fail("unknown command"));
+    assert_eq!(e.handle_line("7"), fail("missing command"));
+    assert_eq!(e.handle_line("known_command kata-set-param"), ok("true"));
+    assert_eq!(e.handle_line("known_command frobnicate"), ok("false"));
+    assert_eq!(e.handle_line("kata-set-param maxVisits 12"), ok(""));
+    assert_eq!(e.handle_line("kata-get-param maxVisits"), ok("12"));
+    assert_eq!(e.config().visits, Some(12));
+    assert_eq!(e.game().turns().len(), 1);
 }

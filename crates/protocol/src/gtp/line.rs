@@ -5,9 +5,10 @@
 /// Longest input line accepted; a longer one is refused without being stored.
 pub const MAX_LINE_BYTES: usize = 64 * 1024;
 
-/// One command.
+/// One command line, split: an id, a name and its words ([`super::Command::parse`] reads
+/// the name and words as a command).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Command {
+pub struct Line {
     /// The id to echo, if given.
     pub id: Option<u64>,
     /// Command name, as sent.
@@ -31,7 +32,7 @@ pub enum LineError {
 }
 
 /// Parses one line (without its newline); `None` for lines GTP ignores.
-pub fn parse_line(raw: &str) -> Option<Result<Command, LineError>> {
+pub fn parse_line(raw: &str) -> Option<Result<Line, LineError>> {
     if raw.len() > MAX_LINE_BYTES {
         return Some(Err(LineError::TooLong));
     }
@@ -53,7 +54,7 @@ pub fn parse_line(raw: &str) -> Option<Result<Command, LineError>> {
         },
         Err(_) => (None, first),
     };
-    Some(Ok(Command {
+    Some(Ok(Line {
         id,
         name: name.to_string(),
         args: words.map(str::to_string).collect(),
@@ -64,7 +65,7 @@ pub fn parse_line(raw: &str) -> Option<Result<Command, LineError>> {
 mod tests {
     use super::*;
 
-    fn cmd(line: &str) -> Command {
+    fn cmd(line: &str) -> Line {
         parse_line(line).unwrap().unwrap()
     }
 

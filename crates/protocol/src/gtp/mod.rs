@@ -1,13 +1,20 @@
-//! GTP v2: [`line`] turns input lines into commands as the specification's preprocessing
-//! says, [`engine`] carries them out on a game and a search, and [`Reply`] formats answers.
+//! GTP v2: [`line`] splits input lines as the specification's preprocessing says,
+//! [`command`] reads them as typed commands, [`engine`] carries them out on a game and a
+//! search, and [`Reply`] formats answers.
 
 pub mod analyze;
+pub mod analyze_request;
+pub mod command;
 pub mod engine;
 pub mod line;
+pub mod vertex;
 
 pub use analyze::{AnalyzeArgs, Format};
+pub use analyze_request::AnalyzeRequest;
+pub use command::{Analyze, Command, CommandError, RulesText, StoneStatus, COMMANDS};
 pub use engine::{analyze_command, Decider, Engine, EngineConfig, SgfAccess, MAX_SGF_BYTES};
-pub use line::{parse_line, Command, LineError, MAX_LINE_BYTES};
+pub use line::{parse_line, Line, LineError, MAX_LINE_BYTES};
+pub use vertex::Vertex;
 
 /// The answer to one command.
 #[derive(Clone, Debug, PartialEq, Eq)]

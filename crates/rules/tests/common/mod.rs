@@ -1,41 +1,11 @@
-//! Shared helpers for the golden tests: where the reference data is, and reading it.
+//! Helpers of the rules crate's golden tests: comparing a record with ours, and reading its
+//! fields. Finding and reading the shared data is `tengen_test_support`'s.
 
 #![allow(dead_code)]
 
-use std::path::PathBuf;
-
 use serde_json::Value;
 use tengen_rules::{BoardSize, Move, Player};
-
-/// The shared reference-data folder: `$TENGEN_SHARED`, else `../shared` beside the repository.
-pub fn shared_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("TENGEN_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared")));
-    dir.join("golden").is_dir().then_some(dir)
-}
-
-/// The records of a golden JSONL file, or `None` (after saying so) when the data is absent.
-pub fn golden_records(file: &str) -> Option<Vec<Value>> {
-    let Some(dir) = shared_dir() else {
-        println!("golden {file}: skipped (no shared reference data; set TENGEN_SHARED)");
-        return None;
-    };
-    let path = dir.join("golden").join(file);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) => {
-            println!("golden {file}: skipped ({}: {e})", path.display());
-            return None;
-        }
-    };
-    Some(
-        text.lines()
-            .filter(|l| !l.trim().is_empty())
-            .map(|l| serde_json::from_str(l).expect("golden line is JSON"))
-            .collect(),
-    )
-}
+pub use tengen_test_support::golden_records;
 
 /// Collects mismatches of one record; a record agrees when none were found.
 #[derive(Default)]
@@ -68,7 +38,10 @@ impl Check {
 /// Prints the summary line and details of the first disagreements; returns (agreed, total).
 pub fn report(file: &str, results: &[(String, Check)]) -> (usize, usize) {
     let agreed = results.iter().filter(|(_, c)| c.ok()).count();
-    println!("golden {file}: {agreed}/{} agree", results.len());
+    println!(
+        "{}",
+        tengen_test_support::golden_line(file, agreed, results.len())
+    );
     for (id, c) in results.iter().filter(|(_, c)| !c.ok()).take(10) {
         for p in c.problems.iter().take(5) {
             println!("  {id}: {p}");

@@ -5,16 +5,7 @@
 use std::path::PathBuf;
 
 /// The b6c96 network from ../shared (or `$TENGEN_SHARED`), or `None` after saying the
-/// test is skipped.
+/// test is skipped (a failure under `TENGEN_REQUIRE_GOLDEN=1`).
 pub fn shared_model() -> Option<PathBuf> {
-    let dir = std::env::var_os("TENGEN_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared")));
-    let model = dir.join("models/g170-b6c96.bin.gz");
-    if model.is_file() {
-        Some(model)
-    } else {
-        println!("skipped: {} not found", model.display());
-        None
-    }
+    tengen_test_support::shared_path("tests with the b6c96 network", "models/g170-b6c96.bin.gz")
 }
