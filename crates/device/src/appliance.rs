@@ -95,7 +95,8 @@ impl Default for Settings {
     fn default() -> Self {
         Settings {
             game: GameSettings::default(),
-            window: 2,
+            // The appliance's one default (the configuration's `board.stability` reads it).
+            window: 3,
             analysis: false,
             ownership: false,
             analysis_interval: Duration::from_millis(500),

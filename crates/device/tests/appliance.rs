@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use tengen_device::appliance::{Appliance, GameSettings, Out, Settings};
 use tengen_device::payload::{EngineSide, State};
-use tengen_protocol::gtp::{Command, Engine, EngineConfig, Reply};
+use tengen_protocol::gtp::{Command, Decider, Engine, EngineConfig, Reply};
 use tengen_search::{Evaluator, SearchParams, UniformEvaluator};
 
 fn engine() -> Engine {
@@ -194,8 +194,7 @@ fn bad_input_gives_alerts_and_changes_nothing() {
 fn open_classic(dir: &Path) -> Appliance {
     let mut engine = engine();
     let config = EngineConfig {
-        classic: Some(Arc::new(tengen_classic::Classic::new(5, 1))),
-        classic_genmove: true,
+        moves: Decider::Classic(Arc::new(tengen_classic::Classic::new(5, 1))),
         ..engine.config().clone()
     };
     engine.reset(config).unwrap();

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use tengen_protocol::analysis::{parse, AnalysisEngine, Defaults, Perspective, Request};
 use tengen_protocol::gtp::{
-    parse_line, Command, Engine, EngineConfig, LineError, Reply, SgfAccess,
+    parse_line, Command, Decider, Engine, EngineConfig, LineError, Reply, SgfAccess,
 };
 use tengen_rules::Rules;
 use tengen_search::{Evaluator, SearchParams, UniformEvaluator};
@@ -145,10 +145,9 @@ fn gtp_engine(setup: &[(String, String)]) -> Result<Engine, String> {
             "resign" if value == "off" => config.resign_below = None,
             "classic" => {
                 let level = value.parse().map_err(|_| bad())?;
-                let classic = tengen_classic::Classic::new(level, config.params.seed);
-                config.classic = Some(Arc::new(classic));
-                config.classic_genmove = true;
-                config.classic_status = true;
+                let classic = Arc::new(tengen_classic::Classic::new(level, config.params.seed));
+                config.moves = Decider::Classic(classic.clone());
+                config.status = Decider::Classic(classic);
             }
             "rules" => config.rules = Rules::parse(value).map_err(|_| bad())?,
             _ => return Err(format!("unknown set-up @{name}")),

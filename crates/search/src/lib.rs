@@ -21,7 +21,7 @@ pub mod utility;
 
 pub use analysis::{Analysis, MoveInfo, ResignTracker, RootInfo, SnapshotOptions};
 pub use clock::{Clock, ClockError, TimeBudget, MAX_INPUT_TIME};
-pub use evaluator::{ClassicEvaluator, EvalRequest, Evaluator, UniformEvaluator};
+pub use evaluator::{EvalRequest, Evaluator, UniformEvaluator};
 pub use filter::{FilterRule, MoveFilter};
 pub use params::{Limits, SearchParams};
 pub use search::{RunStats, Search, SearchError};

@@ -11,13 +11,13 @@ use serde::Serialize;
 use tengen_nn::backend::Backend;
 use tengen_nn::onnx::load::LoadedModel;
 
-use crate::bench::{make_backend, OrtArgs};
+use crate::backend::{make_backend, BackendKind, OrtArgs};
 
 /// Which backend runs the network, and what was passed over on the way.
 #[derive(Clone, Debug, Serialize)]
 pub struct Choice {
     /// `ort` or `tract`.
-    pub backend: String,
+    pub backend: BackendKind,
     /// What runs it, e.g. `ort TensorRT:0` or `tract (4 threads)`.
     pub runs_on: String,
     /// Each option tried first, with why it did not start.
@@ -28,20 +28,20 @@ pub struct Choice {
     pub ort: OrtArgs,
 }
 
-/// Builds the `preferred` backend (`ort` or `tract`) for `model`, falling back to tract.
+/// Builds the `preferred` backend for `model`, falling back to tract.
 pub fn settle(
-    preferred: &str,
+    preferred: BackendKind,
     model: &LoadedModel,
     threads: usize,
     max_batch: usize,
     ort: &OrtArgs,
 ) -> Result<(Arc<dyn Backend>, Choice)> {
     let mut passed_over = Vec::new();
-    if preferred == "ort" {
+    if preferred == BackendKind::Ort {
         match try_ort(model, threads, max_batch, ort) {
             Ok((backend, skipped, narrowed)) => {
                 let choice = Choice {
-                    backend: "ort".into(),
+                    backend: BackendKind::Ort,
                     runs_on: backend.name().to_string(),
                     passed_over: skipped,
                     ort: narrowed,
@@ -55,9 +55,9 @@ pub fn settle(
             }
         }
     }
-    let backend = make_backend("tract", model, threads, max_batch, ort)?;
+    let backend = make_backend(BackendKind::Tract, model, threads, max_batch, ort)?;
     let choice = Choice {
-        backend: "tract".into(),
+        backend: BackendKind::Tract,
         runs_on: backend.name().to_string(),
         passed_over,
         ort: ort.clone(),

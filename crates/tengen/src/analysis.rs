@@ -13,8 +13,9 @@ use tengen_protocol::analysis::{
 };
 use tengen_search::SearchParams;
 
-use crate::bench::OrtArgs;
-use crate::gtp::{evaluator_source, read_bounded};
+use crate::backend::{BackendKind, OrtArgs};
+use crate::gtp::read_bounded;
+use crate::setup::{EngineSpec, Evaluation};
 
 /// Options of `tengen analysis`.
 #[derive(Args, Debug)]
@@ -30,7 +31,7 @@ pub struct AnalysisArgs {
     model: Option<PathBuf>,
     /// Network backend: `tract`, or `ort` when built with the `ort` feature.
     #[arg(long, default_value = "tract")]
-    backend: String,
+    backend: BackendKind,
     /// Positions searched at once.
     #[arg(long, default_value_t = 1)]
     analysis_threads: usize,
@@ -176,19 +177,16 @@ pub fn run(mut a: AnalysisArgs) -> Result<()> {
         // Every search thread of every analysis thread may wait on the network at once.
         batching.max_batch = threads * a.analysis_threads.max(1);
     }
-    let source = evaluator_source(
-        a.model.clone(),
-        &a.backend,
-        threads,
+    let evaluation = Evaluation::new(a.model.as_deref(), a.backend, &a.ort, None);
+    let spec = EngineSpec {
         batching,
-        &a.ort,
-        crate::gtp::ClassicArgs::default(),
-    );
+        ..EngineSpec::new(evaluation).with_threads(threads)
+    };
+    let (source, _) = spec.evaluator_source();
     let defaults = Defaults {
         params: SearchParams {
-            threads,
             wide_root_noise,
-            ..SearchParams::default()
+            ..spec.search_params()
         },
         max_visits: a.max_visits.max(1),
         pv_len: a.pv_len,

@@ -4,16 +4,15 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, ensure, Context, Result};
+use anyhow::{ensure, Context, Result};
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
-use tengen_nn::backend::tract::{TractBackend, TractOptions};
 use tengen_nn::backend::{Backend, BatchInput, BatchOutput};
-use tengen_nn::features::{fill_row_v7, InputParams, NUM_GLOBAL, NUM_SPATIAL};
-use tengen_nn::onnx::load::LoadedModel;
 use tengen_rules::playout::PlayoutPolicy;
-use tengen_rules::{Board, BoardSize, Game, Move, Player, Rules};
+use tengen_rules::{Board, BoardSize, Player};
 
+use crate::backend::{make_backend, BackendKind, OrtArgs};
+use crate::inputs::bench_inputs;
 use crate::network;
 
 /// What to measure.
@@ -44,7 +43,7 @@ pub struct NnArgs {
     threads: Vec<usize>,
     /// Backends: `tract`, and `ort` when built with the `ort` feature.
     #[arg(long, value_delimiter = ',', default_value = "tract")]
-    backend: Vec<String>,
+    backend: Vec<BackendKind>,
     /// Seconds to measure each configuration for, in all rounds together.
     #[arg(long, default_value_t = 3.0)]
     seconds: f64,
@@ -54,90 +53,6 @@ pub struct NnArgs {
     rounds: usize,
     #[command(flatten)]
     ort: OrtArgs,
-}
-
-/// ONNX Runtime settings, used by `--backend ort`.
-#[derive(Args, Debug, Clone)]
-pub struct OrtArgs {
-    /// Execution providers to try in order: `tensorrt`, `cuda`, `cpu` (CPU is always the last resort).
-    #[arg(long, value_delimiter = ',', default_value = "cpu")]
-    ort_providers: Vec<String>,
-    /// The GPU CUDA and TensorRT run on.
-    #[arg(long, default_value_t = 0)]
-    ort_device: i32,
-    /// Let TensorRT run layers in FP16.
-    #[arg(long)]
-    ort_fp16: bool,
-    /// Directory for TensorRT's engine and timing caches (a restart then skips the engine build).
-    #[arg(long)]
-    ort_trt_cache: Option<PathBuf>,
-}
-
-impl Default for OrtArgs {
-    fn default() -> Self {
-        OrtArgs {
-            ort_providers: vec!["cpu".into()],
-            ort_device: 0,
-            ort_fp16: false,
-            ort_trt_cache: None,
-        }
-    }
-}
-
-impl OrtArgs {
-    /// Settings from the appliance's configuration.
-    pub(crate) fn new(
-        providers: Vec<String>,
-        device: i32,
-        fp16: bool,
-        trt_cache: Option<PathBuf>,
-    ) -> Self {
-        OrtArgs {
-            ort_providers: providers,
-            ort_device: device,
-            ort_fp16: fp16,
-            ort_trt_cache: trt_cache,
-        }
-    }
-}
-
-#[cfg(feature = "ort")]
-impl OrtArgs {
-    /// These settings with the chain cut to `provider` alone.
-    pub(crate) fn only(&self, provider: &tengen_nn::backend::ort::ExecutionProvider) -> OrtArgs {
-        use tengen_nn::backend::ort::ExecutionProvider as Ep;
-        let name = match provider {
-            Ep::Cpu => "cpu",
-            Ep::Cuda { .. } => "cuda",
-            Ep::TensorRt { .. } => "tensorrt",
-        };
-        OrtArgs {
-            ort_providers: vec![name.into()],
-            ..self.clone()
-        }
-    }
-
-    /// The provider chain these settings name.
-    pub(crate) fn providers(&self) -> Result<Vec<tengen_nn::backend::ort::ExecutionProvider>> {
-        use tengen_nn::backend::ort::ExecutionProvider as Ep;
-        self.ort_providers
-            .iter()
-            .map(|p| {
-                Ok(match p.trim().to_ascii_lowercase().as_str() {
-                    "cpu" => Ep::Cpu,
-                    "cuda" => Ep::Cuda {
-                        device_id: self.ort_device,
-                    },
-                    "tensorrt" | "trt" => Ep::TensorRt {
-                        device_id: self.ort_device,
-                        fp16: self.ort_fp16,
-                        engine_cache_dir: self.ort_trt_cache.clone(),
-                    },
-                    other => bail!("unknown ONNX Runtime provider {other:?} (tensorrt, cuda, cpu)"),
-                })
-            })
-            .collect()
-    }
 }
 
 /// Options of `tengen bench playouts`.
@@ -164,94 +79,6 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
         BenchCommand::Nn(a) => nn(a),
         BenchCommand::Search(a) => crate::bench_search::run(a),
     }
-}
-
-/// Inputs of `rows` different positions from random legal games, for `model`'s buffer.
-fn bench_inputs(
-    size: BoardSize,
-    model: &LoadedModel,
-    rows: usize,
-) -> Result<(Vec<f32>, Vec<f32>, Vec<f32>)> {
-    let mut rng = fastrand::Rng::with_seed(11);
-    let mut games = Vec::new();
-    for r in 0..rows {
-        let mut g = Game::new(size, Rules::chinese());
-        // Positions from the opening to the middle game.
-        for _ in 0..(10 + 7 * r) % (size.area() / 2) {
-            let legal: Vec<Move> = g
-                .legal_moves()
-                .into_iter()
-                .filter(|&m| m != Move::Pass)
-                .collect();
-            if legal.is_empty() {
-                break;
-            }
-            g.play(legal[rng.usize(..legal.len())])?;
-        }
-        games.push(g);
-    }
-    let m = &model.metadata;
-    encode_inputs(&games, m.nn_x_len as usize, m.nn_y_len as usize)
-}
-
-/// Spatial, global and mask inputs of these positions for an `x_len` by `y_len` buffer.
-pub(crate) fn encode_inputs(
-    games: &[Game],
-    x_len: usize,
-    y_len: usize,
-) -> Result<(Vec<f32>, Vec<f32>, Vec<f32>)> {
-    let plane = x_len * y_len;
-    let (mut spatial, mut global, mut mask) = (Vec::new(), Vec::new(), Vec::new());
-    for g in games {
-        let mut s = vec![0f32; NUM_SPATIAL * plane];
-        let mut gl = vec![0f32; NUM_GLOBAL];
-        fill_row_v7(
-            g,
-            g.to_move(),
-            &InputParams::default(),
-            x_len,
-            y_len,
-            &mut s,
-            &mut gl,
-        )?;
-        mask.extend_from_slice(&s[..plane]);
-        spatial.extend_from_slice(&s);
-        global.extend_from_slice(&gl);
-    }
-    Ok((spatial, global, mask))
-}
-
-/// A backend of this kind for `model`, on `threads` cores, taking batches up to `max_batch`.
-pub(crate) fn make_backend(
-    kind: &str,
-    model: &LoadedModel,
-    threads: usize,
-    max_batch: usize,
-    #[cfg_attr(not(feature = "ort"), allow(unused_variables))] ort: &OrtArgs,
-) -> Result<Arc<dyn Backend>> {
-    Ok(match kind {
-        "tract" => Arc::new(TractBackend::new(
-            model,
-            TractOptions {
-                threads,
-                max_batch,
-                ..TractOptions::default()
-            },
-        )?),
-        #[cfg(feature = "ort")]
-        "ort" => Arc::new(tengen_nn::backend::ort::OrtBackend::new(
-            model,
-            tengen_nn::backend::ort::OrtOptions {
-                intra_threads: threads,
-                max_batch,
-                providers: ort.providers()?,
-                ..Default::default()
-            },
-        )?),
-        #[cfg(not(feature = "ort"))]
-        "ort" => bail!("this tengen was built without the `ort` feature"),
-        other => bail!("unknown backend {other:?} (tract, ort)"),
-    })
 }
 
 /// One measured configuration of `tengen bench nn`.
@@ -288,7 +115,7 @@ fn nn(a: NnArgs) -> Result<()> {
         inputs.push(bench_inputs(size, &model, max_batch)?);
         for kind in &a.backend {
             for &threads in &a.threads {
-                let backend = make_backend(kind, &model, threads, max_batch, &a.ort)?;
+                let backend = make_backend(*kind, &model, threads, max_batch, &a.ort)?;
                 for &batch in &a.batch {
                     cases.push(NnCase {
                         label: format!(

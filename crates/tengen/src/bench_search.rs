@@ -10,15 +10,18 @@ use anyhow::{ensure, Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use tengen_nn::backend::{Backend, BatchInput, BatchOutput};
-use tengen_nn::eval::{Evaluator as NnEvaluator, EvaluatorConfig};
+use tengen_nn::eval::EvaluatorConfig;
 use tengen_nn::features::{InputParams, Symmetry};
 use tengen_rules::sgf;
 use tengen_rules::{BoardSize, Game, Rules};
 use tengen_search::filter::index_move;
-use tengen_search::{EvalRequest, Evaluator, Limits, Search, SearchParams};
+use tengen_search::{EvalRequest, Evaluator, Limits, Search};
 
-use crate::bench::{encode_inputs, make_backend, OrtArgs};
+use crate::backend::{BackendKind, OrtArgs};
+use crate::evaluators::NetworkSpec;
+use crate::inputs::encode_inputs;
 use crate::network;
+use crate::setup::{EngineSpec, Evaluation};
 
 /// Options of `tengen bench search`.
 #[derive(Args, Debug)]
@@ -37,7 +40,7 @@ pub struct SearchArgs {
     threads: Vec<usize>,
     /// Backends: `tract`, and `ort` when built with the `ort` feature.
     #[arg(long, value_delimiter = ',', default_value = "tract")]
-    backend: Vec<String>,
+    backend: Vec<BackendKind>,
     /// Positions to search, taken along a game.
     #[arg(long, default_value_t = 6)]
     positions: usize,
@@ -186,30 +189,32 @@ pub fn run(a: SearchArgs) -> Result<()> {
     } else {
         Some(sgf_positions(&a.sgf, a.positions, size)?)
     };
-    let configs: Vec<(String, usize)> = a
+    let configs: Vec<(BackendKind, usize)> = a
         .backend
         .iter()
-        .flat_map(|b| a.threads.iter().map(move |&t| (b.clone(), t)))
+        .flat_map(|&b| a.threads.iter().map(move |&t| (b, t)))
         .collect();
     let bar = ProgressBar::new((configs.len() * a.positions.max(1)) as u64).with_style(
         ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let mut rows = Vec::new();
-    for (kind, threads) in &configs {
-        let threads = *threads;
-        let backend = make_backend(kind, &model, threads, threads.max(1), &a.ort)?;
-        let config = EvaluatorConfig {
-            max_batch: threads,
+    for &(kind, threads) in &configs {
+        // The engine set-up over this backend, with a short batching wait: the search's
+        // own threads are all the evaluator serves.
+        let network = NetworkSpec {
+            model: a.model.clone(),
+            backend: kind,
+            ort: a.ort.clone(),
+            cache: None,
+        };
+        let mut spec = EngineSpec::new(Evaluation::Network(network)).with_threads(threads);
+        spec.batching = EvaluatorConfig {
             max_wait: Duration::from_millis(1),
             server_threads: 1,
-            ..EvaluatorConfig::default()
+            ..spec.batching
         };
-        let nn = Arc::new(NnEvaluator::new(
-            backend.clone(),
-            model.metadata.clone(),
-            config,
-        )?);
+        let (nn, backend) = spec.nn_evaluator(&model)?;
         let ev: Arc<dyn Evaluator> = nn.clone();
         let positions = match &games {
             Some(g) => g.clone(),
@@ -220,10 +225,7 @@ pub fn run(a: SearchArgs) -> Result<()> {
                 g
             }
         };
-        let params = SearchParams {
-            threads,
-            ..SearchParams::default()
-        };
+        let params = spec.search_params();
         let (mut visits, mut evals, mut time, mut busy) = (0u64, 0u64, 0f64, 0f64);
         let (mut max_nodes, mut max_rss, mut tree_mb) = (0usize, 0f64, 0f64);
         for (i, g) in positions.iter().enumerate() {
@@ -247,7 +249,7 @@ pub fn run(a: SearchArgs) -> Result<()> {
         bar.set_message(format!("{kind} {threads} thread(s), raw backend rate"));
         let raw = raw_rate(backend.as_ref(), &positions, threads, 3.0)?;
         rows.push((
-            kind.clone(),
+            kind,
             threads,
             visits as f64 / time,
             evals as f64 / time,

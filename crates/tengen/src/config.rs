@@ -1,12 +1,14 @@
 //! The appliance's configuration: one TOML file over a hardware profile
-//! (`boards/<name>/board.toml`), merged key by key and validated, every error naming
-//! its key. `tengen config` prints the result.
+//! (`boards/<name>/board.toml`), each a [`Layer`] of optional keys, merged key by key
+//! over the defaults into a [`Config`] and validated, every error naming its key.
+//! `tengen config` prints the result.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use serde::{Deserialize, Serialize};
+use tengen_device::appliance::{Settings, DEFAULT_REMOTE_GTP};
 use tengen_device::payload::EngineSide;
 use tengen_device::GameSettings;
 use tengen_rules::BoardSize;
@@ -28,318 +30,309 @@ pub struct ConfigArgs {
     pub boards_dir: Option<PathBuf>,
 }
 
-/// Engine settings.
-#[derive(Deserialize, Serialize, Debug, Default, Clone, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct Engine {
-    /// Network file; none plays the classical engine.
-    pub model: Option<PathBuf>,
-    /// `tract` or `ort`.
-    pub backend: Option<String>,
-    /// Search threads.
-    pub threads: Option<u32>,
-    /// Largest network batch.
-    pub batch: Option<u32>,
-    /// Visits per move.
-    pub visits: Option<u64>,
-    /// Classical engine level, 1 to 10.
-    pub level: Option<u8>,
-    /// Seconds per move (overrides `visits`).
-    pub move_time: Option<f64>,
-    /// `search` (MCTS) or `classic` (the classical engine's own move choice).
-    pub mode: Option<String>,
-    /// ONNX Runtime's execution providers to try in order (`tensorrt`, `cuda`, `cpu`);
-    /// when none starts, tract runs the network on the CPU.
-    pub providers: Option<Vec<String>>,
-    /// The GPU for CUDA and TensorRT.
-    pub device: Option<i32>,
-    /// Let TensorRT run layers in FP16.
-    pub fp16: Option<bool>,
-    /// No move's search goes past this many visits, whatever a remote client sets.
-    pub max_visits: Option<u64>,
-    /// No move's search takes longer than this many seconds, whatever a remote client sets.
-    pub max_time: Option<f64>,
+/// Declares a section of the configuration from one table of keys: the merged section
+/// (a key with a default has its plain type; an `Option` key without one stays optional,
+/// as its absence means something), the layer a file or profile gives (every key
+/// optional), the defaults and the merge.
+macro_rules! section {
+    ($(#[$doc:meta])* $name:ident, $layer:ident {
+        $($(#[$key_doc:meta])* $key:ident: $ty:ty $(= $default:expr)?,)*
+    }) => {
+        $(#[$doc])*
+        #[derive(Serialize, Debug, Clone, PartialEq)]
+        pub struct $name {
+            $($(#[$key_doc])* pub $key: $ty,)*
+        }
+
+        /// A layer of the section of the same name: every key optional.
+        #[derive(Deserialize, Debug, Default, Clone, PartialEq)]
+        #[serde(deny_unknown_fields)]
+        pub struct $layer {
+            $($(#[$key_doc])* pub $key: layer_type!($ty $(, $default)?),)*
+        }
+
+        impl Default for $name {
+            fn default() -> Self {
+                $name {
+                    $($key: default_value!($($default)?),)*
+                }
+            }
+        }
+
+        impl $name {
+            /// Takes each key `top` gives.
+            fn merge(&mut self, top: &$layer) {
+                $(merge_key!($($default)?)(&mut self.$key, &top.$key);)*
+            }
+        }
+    };
 }
 
-/// MQTT connection.
-#[derive(Deserialize, Serialize, Debug, Default, Clone, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct Mqtt {
-    /// Broker host.
-    pub host: Option<String>,
-    /// Broker port.
-    pub port: Option<u16>,
-    /// Topic prefix `tengen/<device_id>/`.
-    pub device_id: Option<String>,
-    /// User name.
-    pub username: Option<String>,
-    /// Password.
-    pub password: Option<String>,
-    /// Use TLS.
-    pub tls: Option<bool>,
-    /// Connect at all (false: serial only).
-    pub enabled: Option<bool>,
-    /// `3.1.1` or `5`.
-    pub protocol: Option<String>,
-    /// CA certificate (PEM) that signed the broker's.
-    pub tls_ca: Option<PathBuf>,
-    /// Client certificate (PEM), for brokers that ask for one.
-    pub tls_cert: Option<PathBuf>,
-    /// The client certificate's key (PEM).
-    pub tls_key: Option<PathBuf>,
-    /// Keep-alive in seconds.
-    pub keep_alive: Option<u64>,
-    /// Announce sensors to Home Assistant under this discovery prefix (empty: off).
-    pub home_assistant: Option<String>,
-    /// MQTT client id (default: derived from the machine id, unique per device).
-    pub client_id: Option<String>,
-    /// GTP commands the `gtp` command may run (`[]`: none, `["*"]`: all).
-    pub gtp_commands: Option<Vec<String>>,
+/// A key's type in a layer: optional, unless it is optional already.
+macro_rules! layer_type {
+    ($ty:ty) => { $ty };
+    ($ty:ty, $default:expr) => { Option<$ty> };
 }
 
-/// The game started when there is none to resume.
-#[derive(Deserialize, Serialize, Debug, Default, Clone, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct GameCfg {
-    /// Board size.
-    pub size: Option<usize>,
-    /// Komi.
-    pub komi: Option<f64>,
-    /// Rules name.
-    pub rules: Option<String>,
-    /// Fixed handicap (0 or 2..9).
-    pub handicap: Option<usize>,
-    /// The engine's side: `black`, `white` or `none`.
-    pub engine: Option<String>,
+/// A key's default: the one given, or absent.
+macro_rules! default_value {
+    () => {
+        None
+    };
+    ($default:expr) => {
+        $default
+    };
 }
 
-/// Analysis published over MQTT.
-#[derive(Deserialize, Serialize, Debug, Default, Clone, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct AnalysisCfg {
-    /// On from the start.
-    pub enabled: Option<bool>,
-    /// With ownership.
-    pub ownership: Option<bool>,
-    /// Least milliseconds between two messages.
-    pub interval_ms: Option<u64>,
-    /// Candidates per message.
-    pub top: Option<usize>,
-    /// Visits after which a position's analysis stops.
-    pub max_visits: Option<u64>,
-}
-
-/// Serial line to a smart board's controller.
-#[derive(Deserialize, Serialize, Debug, Default, Clone, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct Serial {
-    /// Device path.
-    pub port: Option<PathBuf>,
-    /// Baud rate.
-    pub baud: Option<u32>,
-}
-
-/// The physical board.
-#[derive(Deserialize, Serialize, Debug, Default, Clone, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct Board {
-    /// Snapshots seen unchanged in a row before they count.
-    pub stability: Option<u32>,
-}
-
-/// Where state lives.
-#[derive(Deserialize, Serialize, Debug, Default, Clone, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct State {
-    /// State directory (journal, archived games, engine caches).
-    pub dir: Option<PathBuf>,
-}
-
-/// The systemd service's limits, which `tengen config --systemd` prints as a drop-in.
-#[derive(Deserialize, Serialize, Debug, Default, Clone, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct Service {
-    /// The unit's MemoryMax=: a size such as "2560M" or "2.5G" (K, M, G, T: powers of 1024).
-    pub memory_max: Option<String>,
-}
-
-/// A configuration, or a layer of one (profile or file): every key optional.
-#[derive(Deserialize, Serialize, Debug, Default, Clone, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct Config {
-    /// Engine settings.
-    #[serde(default)]
-    pub engine: Engine,
-    /// MQTT connection.
-    #[serde(default)]
-    pub mqtt: Mqtt,
-    /// Serial line.
-    #[serde(default)]
-    pub serial: Serial,
-    /// The physical board.
-    #[serde(default)]
-    pub board: Board,
-    /// State directory.
-    #[serde(default)]
-    pub state: State,
-    /// The default game.
-    #[serde(default)]
-    pub game: GameCfg,
-    /// Analysis.
-    #[serde(default)]
-    pub analysis: AnalysisCfg,
-    /// The systemd service's limits.
-    #[serde(default)]
-    pub service: Service,
+/// How a layer's key goes over the merged one.
+macro_rules! merge_key {
+    () => {
+        over_optional
+    };
+    ($default:expr) => {
+        over
+    };
 }
 
 /// Takes `top`'s value where it has one.
-fn over<T: Clone>(base: &mut Option<T>, top: &Option<T>) {
+fn over<T: Clone>(base: &mut T, top: &Option<T>) {
+    if let Some(v) = top {
+        base.clone_from(v);
+    }
+}
+
+/// Takes `top`'s value where it has one, for a key that may stay absent.
+fn over_optional<T: Clone>(base: &mut Option<T>, top: &Option<T>) {
     if top.is_some() {
         base.clone_from(top);
     }
 }
 
-impl Config {
-    /// The defaults every layer starts from.
-    pub fn defaults() -> Config {
-        Config {
-            engine: Engine {
-                model: None,
-                backend: Some("tract".into()),
-                threads: Some(2),
-                batch: Some(8),
-                visits: Some(400),
-                level: Some(10),
-                move_time: None,
-                mode: None,
-                providers: Some(vec!["cpu".into()]),
-                device: Some(0),
-                fp16: Some(false),
-                // The tree's memory grows with visits: 100,000 hold it near 60 MB.
-                max_visits: Some(100_000),
-                // Under systemd's 30 s watchdog, with room to spare.
-                max_time: Some(20.0),
-            },
-            mqtt: Mqtt {
-                host: Some("localhost".into()),
-                port: Some(1883),
-                device_id: Some("tengen".into()),
-                username: None,
-                password: None,
-                tls: Some(false),
-                enabled: Some(true),
-                protocol: Some("3.1.1".into()),
-                tls_ca: None,
-                tls_cert: None,
-                tls_key: None,
-                keep_alive: Some(15),
-                home_assistant: None,
-                client_id: None,
-                gtp_commands: Some(
-                    tengen_device::appliance::DEFAULT_REMOTE_GTP
-                        .iter()
-                        .map(|s| s.to_string())
-                        .collect(),
-                ),
-            },
-            serial: Serial {
-                port: None,
-                baud: Some(115_200),
-            },
-            board: Board { stability: Some(3) },
-            state: State {
-                dir: Some("/var/lib/tengen".into()),
-            },
-            game: GameCfg {
-                size: Some(19),
-                komi: Some(7.5),
-                rules: Some("chinese".into()),
-                handicap: Some(0),
-                engine: Some("white".into()),
-            },
-            analysis: AnalysisCfg {
-                enabled: Some(false),
-                ownership: Some(false),
-                interval_ms: Some(500),
-                top: Some(5),
-                max_visits: Some(20_000),
-            },
-            // None: the unit's own limits (a share of the RAM) apply.
-            service: Service::default(),
-        }
+section! {
+    /// Engine settings.
+    Engine, EngineLayer {
+        /// Network file; none plays the classical engine.
+        model: Option<PathBuf>,
+        /// `tract` or `ort`.
+        backend: String = "tract".into(),
+        /// Search threads.
+        threads: u32 = 2,
+        /// Largest network batch.
+        batch: u32 = 8,
+        /// Visits per move.
+        visits: u64 = 400,
+        /// Classical engine level, 1 to 10.
+        level: u8 = 10,
+        /// Seconds per move (overrides `visits`).
+        move_time: Option<f64>,
+        /// `search` (MCTS) or `classic` (the classical engine's own move choice); by
+        /// default `search` with a model, `classic` without.
+        mode: Option<String>,
+        /// ONNX Runtime's execution providers to try in order (`tensorrt`, `cuda`, `cpu`);
+        /// when none starts, tract runs the network on the CPU.
+        providers: Vec<String> = vec!["cpu".into()],
+        /// The GPU for CUDA and TensorRT.
+        device: i32 = 0,
+        /// Let TensorRT run layers in FP16.
+        fp16: bool = false,
+        /// No move's search goes past this many visits, whatever a remote client sets
+        /// (the tree's memory grows with visits: 100,000 hold it near 60 MB).
+        max_visits: u64 = 100_000,
+        /// No move's search takes longer than this many seconds, whatever a remote client
+        /// sets (under systemd's 30 s watchdog, with room to spare).
+        max_time: f64 = 20.0,
     }
+}
 
+section! {
+    /// MQTT connection.
+    Mqtt, MqttLayer {
+        /// Broker host.
+        host: String = "localhost".into(),
+        /// Broker port.
+        port: u16 = 1883,
+        /// Topic prefix `tengen/<device_id>/`.
+        device_id: String = "tengen".into(),
+        /// User name.
+        username: Option<String>,
+        /// Password.
+        password: Option<String>,
+        /// Use TLS.
+        tls: bool = false,
+        /// Connect at all (false: serial only).
+        enabled: bool = true,
+        /// `3.1.1` or `5`.
+        protocol: String = "3.1.1".into(),
+        /// CA certificate (PEM) that signed the broker's.
+        tls_ca: Option<PathBuf>,
+        /// Client certificate (PEM), for brokers that ask for one.
+        tls_cert: Option<PathBuf>,
+        /// The client certificate's key (PEM).
+        tls_key: Option<PathBuf>,
+        /// Keep-alive in seconds.
+        keep_alive: u64 = 15,
+        /// Announce sensors to Home Assistant under this discovery prefix (empty: off).
+        home_assistant: Option<String>,
+        /// MQTT client id (default: derived from the machine id, unique per device).
+        client_id: Option<String>,
+        /// GTP commands the `gtp` command may run (`[]`: none, `["*"]`: all).
+        gtp_commands: Vec<String> = DEFAULT_REMOTE_GTP.iter().map(|s| s.to_string()).collect(),
+    }
+}
+
+section! {
+    /// The game started when there is none to resume (defaults: the appliance's).
+    GameCfg, GameLayer {
+        /// Board size.
+        size: usize = GameSettings::default().size.width(),
+        /// Komi.
+        komi: f64 = GameSettings::default().komi,
+        /// Rules name.
+        rules: String = GameSettings::default().rules,
+        /// Fixed handicap (0 or 2..9).
+        handicap: usize = GameSettings::default().handicap,
+        /// The engine's side: `black`, `white` or `none`.
+        engine: String = GameSettings::default().engine.name().into(),
+    }
+}
+
+section! {
+    /// Analysis published over MQTT (defaults: the appliance's).
+    AnalysisCfg, AnalysisLayer {
+        /// On from the start.
+        enabled: bool = Settings::default().analysis,
+        /// With ownership.
+        ownership: bool = Settings::default().ownership,
+        /// Least milliseconds between two messages.
+        interval_ms: u64 = Settings::default().analysis_interval.as_millis() as u64,
+        /// Candidates per message.
+        top: usize = Settings::default().analysis_top,
+        /// Visits after which a position's analysis stops.
+        max_visits: u64 = Settings::default().analysis_max_visits,
+    }
+}
+
+section! {
+    /// Serial line to a smart board's controller.
+    Serial, SerialLayer {
+        /// Device path.
+        port: Option<PathBuf>,
+        /// Baud rate.
+        baud: u32 = 115_200,
+    }
+}
+
+section! {
+    /// The physical board.
+    Board, BoardLayer {
+        /// Snapshots seen unchanged in a row before they count (default: the appliance's).
+        stability: u32 = Settings::default().window as u32,
+    }
+}
+
+section! {
+    /// Where state lives.
+    State, StateLayer {
+        /// State directory (journal, archived games, engine caches).
+        dir: PathBuf = "/var/lib/tengen".into(),
+    }
+}
+
+section! {
+    /// The systemd service's limits, which `tengen config --systemd` prints as a drop-in.
+    Service, ServiceLayer {
+        /// The unit's MemoryMax=: a size such as "2560M" or "2.5G" (K, M, G, T: powers of
+        /// 1024). None: the unit's own limits (a share of the RAM) apply.
+        memory_max: Option<String>,
+    }
+}
+
+/// The merged configuration: defaults, then each layer's keys over them.
+#[derive(Serialize, Debug, Default, Clone, PartialEq)]
+pub struct Config {
+    /// Engine settings.
+    pub engine: Engine,
+    /// MQTT connection.
+    pub mqtt: Mqtt,
+    /// Serial line.
+    pub serial: Serial,
+    /// The physical board.
+    pub board: Board,
+    /// State directory.
+    pub state: State,
+    /// The default game.
+    pub game: GameCfg,
+    /// Analysis.
+    pub analysis: AnalysisCfg,
+    /// The systemd service's limits.
+    pub service: Service,
+}
+
+/// One layer of the configuration (a board profile or a file): every key optional.
+#[derive(Deserialize, Debug, Default, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Layer {
+    /// Engine settings.
+    #[serde(default)]
+    pub engine: EngineLayer,
+    /// MQTT connection.
+    #[serde(default)]
+    pub mqtt: MqttLayer,
+    /// Serial line.
+    #[serde(default)]
+    pub serial: SerialLayer,
+    /// The physical board.
+    #[serde(default)]
+    pub board: BoardLayer,
+    /// State directory.
+    #[serde(default)]
+    pub state: StateLayer,
+    /// The default game.
+    #[serde(default)]
+    pub game: GameLayer,
+    /// Analysis.
+    #[serde(default)]
+    pub analysis: AnalysisLayer,
+    /// The systemd service's limits.
+    #[serde(default)]
+    pub service: ServiceLayer,
+}
+
+impl Layer {
     /// Reads one layer from TOML text; `origin` names it in errors.
-    pub fn parse(text: &str, origin: &str) -> Result<Config> {
+    pub fn parse(text: &str, origin: &str) -> Result<Layer> {
         toml::from_str(text).with_context(|| format!("{origin}: not a valid configuration"))
     }
+}
 
+impl Config {
     /// Puts `top`'s keys over this configuration's.
-    pub fn merge(&mut self, top: &Config) {
-        let (e, t) = (&mut self.engine, &top.engine);
-        over(&mut e.model, &t.model);
-        over(&mut e.backend, &t.backend);
-        over(&mut e.threads, &t.threads);
-        over(&mut e.batch, &t.batch);
-        over(&mut e.visits, &t.visits);
-        over(&mut e.level, &t.level);
-        over(&mut e.move_time, &t.move_time);
-        over(&mut e.mode, &t.mode);
-        over(&mut e.providers, &t.providers);
-        over(&mut e.device, &t.device);
-        over(&mut e.fp16, &t.fp16);
-        over(&mut e.max_visits, &t.max_visits);
-        over(&mut e.max_time, &t.max_time);
-        let (m, t) = (&mut self.mqtt, &top.mqtt);
-        over(&mut m.host, &t.host);
-        over(&mut m.port, &t.port);
-        over(&mut m.device_id, &t.device_id);
-        over(&mut m.username, &t.username);
-        over(&mut m.password, &t.password);
-        over(&mut m.tls, &t.tls);
-        over(&mut m.enabled, &t.enabled);
-        over(&mut m.protocol, &t.protocol);
-        over(&mut m.tls_ca, &t.tls_ca);
-        over(&mut m.tls_cert, &t.tls_cert);
-        over(&mut m.tls_key, &t.tls_key);
-        over(&mut m.keep_alive, &t.keep_alive);
-        over(&mut m.home_assistant, &t.home_assistant);
-        over(&mut m.client_id, &t.client_id);
-        over(&mut m.gtp_commands, &t.gtp_commands);
-        let (g, t) = (&mut self.game, &top.game);
-        over(&mut g.size, &t.size);
-        over(&mut g.komi, &t.komi);
-        over(&mut g.rules, &t.rules);
-        over(&mut g.handicap, &t.handicap);
-        over(&mut g.engine, &t.engine);
-        let (a, t) = (&mut self.analysis, &top.analysis);
-        over(&mut a.enabled, &t.enabled);
-        over(&mut a.ownership, &t.ownership);
-        over(&mut a.interval_ms, &t.interval_ms);
-        over(&mut a.top, &t.top);
-        over(&mut a.max_visits, &t.max_visits);
-        over(&mut self.serial.port, &top.serial.port);
-        over(&mut self.serial.baud, &top.serial.baud);
-        over(&mut self.board.stability, &top.board.stability);
-        over(&mut self.state.dir, &top.state.dir);
-        over(&mut self.service.memory_max, &top.service.memory_max);
+    pub fn merge(&mut self, top: &Layer) {
+        self.engine.merge(&top.engine);
+        self.mqtt.merge(&top.mqtt);
+        self.serial.merge(&top.serial);
+        self.board.merge(&top.board);
+        self.state.merge(&top.state);
+        self.game.merge(&top.game);
+        self.analysis.merge(&top.analysis);
+        self.service.merge(&top.service);
     }
 
     /// Checks every value; the error names the key.
     pub fn validate(&self) -> Result<()> {
         let e = &self.engine;
-        if let Some(b) = &e.backend {
-            if b != "tract" && b != "ort" {
-                bail!("engine.backend: {b:?} is not a backend (tract or ort)");
-            }
+        if e.backend != "tract" && e.backend != "ort" {
+            bail!(
+                "engine.backend: {:?} is not a backend (tract or ort)",
+                e.backend
+            );
         }
-        for p in e.providers.iter().flatten() {
+        for p in &e.providers {
             if !["tensorrt", "cuda", "cpu"].contains(&p.as_str()) {
                 bail!("engine.providers: {p:?} is not a provider (tensorrt, cuda or cpu)");
             }
         }
-        if e.providers.as_ref().is_some_and(|p| p.is_empty()) {
+        if e.providers.is_empty() {
             bail!("engine.providers: name at least one provider (tensorrt, cuda or cpu)");
         }
         in_range("engine.device", e.device, 0, 64)?;
@@ -348,54 +341,58 @@ impl Config {
         in_range("engine.visits", e.visits, 1, 10_000_000)?;
         in_range("engine.level", e.level, 1, 10)?;
         in_range("engine.max_visits", e.max_visits, 2, 10_000_000)?;
-        if let Some(t) = e.max_time {
-            if !(t.is_finite() && t > 0.0 && t <= 3600.0) {
-                bail!("engine.max_time: {t} is out of range (above 0, at most 3600 seconds)");
-            }
+        let max = e.max_time;
+        if !(max.is_finite() && max > 0.0 && max <= 3600.0) {
+            bail!("engine.max_time: {max} is out of range (above 0, at most 3600 seconds)");
         }
-        if let (Some(t), Some(max)) = (e.move_time, e.max_time) {
+        if let Some(t) = e.move_time {
             if t > max {
                 bail!("engine.move_time: {t} is over engine.max_time ({max}); raise that too");
             }
         }
-        if let (Some(v), Some(max)) = (e.visits, e.max_visits) {
-            if v > max {
-                bail!("engine.visits: {v} is over engine.max_visits ({max}); raise that too");
-            }
+        if e.visits > e.max_visits {
+            bail!(
+                "engine.visits: {} is over engine.max_visits ({}); raise that too",
+                e.visits,
+                e.max_visits
+            );
         }
-        in_range("mqtt.port", self.mqtt.port, 1, u16::MAX)?;
-        if let Some(id) = &self.mqtt.device_id {
-            let ok = !id.is_empty()
-                && id
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-            if !ok {
-                bail!("mqtt.device_id: {id:?} must be letters, digits, '-' or '_' (it is a topic level)");
-            }
+        let m = &self.mqtt;
+        in_range("mqtt.port", m.port, 1, u16::MAX)?;
+        let id = &m.device_id;
+        let ok = !id.is_empty()
+            && id
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if !ok {
+            bail!(
+                "mqtt.device_id: {id:?} must be letters, digits, '-' or '_' (it is a topic level)"
+            );
         }
-        if self.mqtt.username.is_some() != self.mqtt.password.is_some() {
+        if m.username.is_some() != m.password.is_some() {
             bail!("mqtt.password: give both username and password, or neither");
         }
-        if let Some(id) = &self.mqtt.client_id {
+        if let Some(id) = &m.client_id {
             if id.is_empty() || id.len() > 64 || id.chars().any(|c| c.is_control()) {
                 bail!("mqtt.client_id: {id:?} must be 1 to 64 printable characters");
             }
         }
-        for name in self.mqtt.gtp_commands.iter().flatten() {
+        for name in &m.gtp_commands {
             if name != "*" && !tengen_protocol::gtp::engine::COMMANDS.contains(&name.as_str()) {
                 bail!("mqtt.gtp_commands: {name:?} is not a GTP command Tengen knows");
             }
         }
-        if self.mqtt.host.as_deref() == Some("") {
+        if m.host.is_empty() {
             bail!("mqtt.host: must not be empty");
         }
-        if let Some(b) = self.serial.baud {
-            const RATES: [u32; 9] = [
-                1200, 2400, 4800, 9600, 19_200, 38_400, 57_600, 115_200, 230_400,
-            ];
-            if !RATES.contains(&b) {
-                bail!("serial.baud: {b} is not a standard rate ({RATES:?})");
-            }
+        const RATES: [u32; 9] = [
+            1200, 2400, 4800, 9600, 19_200, 38_400, 57_600, 115_200, 230_400,
+        ];
+        if !RATES.contains(&self.serial.baud) {
+            bail!(
+                "serial.baud: {} is not a standard rate ({RATES:?})",
+                self.serial.baud
+            );
         }
         in_range("board.stability", self.board.stability, 1, 100)?;
         if let Some(t) = e.move_time {
@@ -403,30 +400,31 @@ impl Config {
                 bail!("engine.move_time: {t} is out of range (above 0, at most 3600 seconds)");
             }
         }
-        if let Some(m) = &e.mode {
-            if m != "search" && m != "classic" {
-                bail!("engine.mode: {m:?} is not a mode (search or classic)");
+        if let Some(mode) = &e.mode {
+            if mode != "search" && mode != "classic" {
+                bail!("engine.mode: {mode:?} is not a mode (search or classic)");
             }
         }
-        if let Some(p) = &self.mqtt.protocol {
-            if p != "3.1.1" && p != "5" {
-                bail!("mqtt.protocol: {p:?} is not a protocol version (3.1.1 or 5)");
-            }
+        if m.protocol != "3.1.1" && m.protocol != "5" {
+            bail!(
+                "mqtt.protocol: {:?} is not a protocol version (3.1.1 or 5)",
+                m.protocol
+            );
         }
-        if self.mqtt.tls == Some(true) && self.mqtt.tls_ca.is_none() {
+        if m.tls && m.tls_ca.is_none() {
             bail!("mqtt.tls_ca: needed when mqtt.tls is true");
         }
-        if self.mqtt.tls_cert.is_some() != self.mqtt.tls_key.is_some() {
+        if m.tls_cert.is_some() != m.tls_key.is_some() {
             bail!("mqtt.tls_key: give both tls_cert and tls_key, or neither");
         }
-        in_range("mqtt.keep_alive", self.mqtt.keep_alive, 5, 3600)?;
+        in_range("mqtt.keep_alive", m.keep_alive, 5, 3600)?;
         in_range("game.size", self.game.size, 2, 25)?;
         self.game_settings()?;
         let a = &self.analysis;
         in_range("analysis.interval_ms", a.interval_ms, 10, 60_000)?;
         in_range("analysis.top", a.top, 1, 50)?;
         if let Some(m) = &self.service.memory_max {
-            crate::unit::memory_mib(m).context("service.memory_max")?;
+            memory_mib(m).context("service.memory_max")?;
         }
         Ok(())
     }
@@ -435,16 +433,17 @@ impl Config {
     /// handicap against the size, side); the error names the key.
     pub fn game_settings(&self) -> Result<GameSettings> {
         let g = &self.game;
-        let side = g.engine.as_deref().unwrap_or("white");
-        let Some(engine) = EngineSide::parse(side) else {
-            bail!("game.engine: {side:?} is not a side (black, white or none)");
+        let Some(engine) = EngineSide::parse(&g.engine) else {
+            bail!(
+                "game.engine: {:?} is not a side (black, white or none)",
+                g.engine
+            );
         };
-        let size = g.size.unwrap_or(19);
         let game = GameSettings {
-            size: BoardSize::square(size).map_err(|e| anyhow::anyhow!("game.size: {e}"))?,
-            komi: g.komi.unwrap_or(7.5),
-            rules: g.rules.clone().unwrap_or_else(|| "chinese".into()),
-            handicap: g.handicap.unwrap_or(0),
+            size: BoardSize::square(g.size).map_err(|e| anyhow::anyhow!("game.size: {e}"))?,
+            komi: g.komi,
+            rules: g.rules.clone(),
+            handicap: g.handicap,
             engine,
         };
         if let Err(e) = game.check() {
@@ -454,16 +453,46 @@ impl Config {
     }
 }
 
-fn in_range<T: PartialOrd + std::fmt::Display + Copy>(
-    key: &str,
-    v: Option<T>,
-    lo: T,
-    hi: T,
-) -> Result<()> {
-    match v {
-        Some(x) if x < lo || x > hi => bail!("{key}: {x} is out of range ({lo} to {hi})"),
-        _ => Ok(()),
+/// Checks that `key`'s value `x` lies in `lo..=hi`.
+fn in_range<T: PartialOrd + std::fmt::Display>(key: &str, x: T, lo: T, hi: T) -> Result<()> {
+    if x < lo || x > hi {
+        bail!("{key}: {x} is out of range ({lo} to {hi})");
     }
+    Ok(())
+}
+
+/// The least limit accepted: a network, its plans and a search tree need more than this,
+/// and a smaller number is more likely a unit mistaken (MiB written as bytes).
+const LEAST_MIB: u64 = 256;
+
+/// A size in systemd's notation ("2560M", "2.5G", "4G"; K, M, G, T are powers of 1024,
+/// no suffix is bytes), in whole MiB.
+pub fn memory_mib(text: &str) -> Result<u64> {
+    let t = text.trim();
+    let (number, unit) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => (&t[..i], c.to_ascii_uppercase()),
+        _ => (t, 'B'),
+    };
+    let shift = match unit {
+        'B' => 0,
+        'K' => 10,
+        'M' => 20,
+        'G' => 30,
+        'T' => 40,
+        _ => bail!("{text:?}: the unit must be K, M, G or T"),
+    };
+    let numeric = !number.is_empty()
+        && number.chars().all(|c| c.is_ascii_digit() || c == '.')
+        && number.matches('.').count() <= 1;
+    let value: f64 = match number.parse() {
+        Ok(v) if numeric => v,
+        _ => bail!("{text:?} is not a size (a number, then K, M, G or T)"),
+    };
+    let mib = (value * (1u64 << shift) as f64 / (1u64 << 20) as f64).floor() as u64;
+    if !(LEAST_MIB..=(1 << 30)).contains(&mib) {
+        bail!("{text:?} is out of range ({LEAST_MIB}M to 1024T)");
+    }
+    Ok(mib)
 }
 
 /// The folder of hardware profiles to use.
@@ -482,7 +511,7 @@ fn boards_dir(given: Option<&Path>) -> Option<PathBuf> {
 
 /// Defaults, then the board profile, then the configuration file; validated.
 pub fn load(board: Option<&str>, file: Option<&Path>, boards: Option<&Path>) -> Result<Config> {
-    let mut cfg = Config::defaults();
+    let mut cfg = Config::default();
     if let Some(name) = board {
         if name.is_empty() || name.contains(['/', '\\']) || name.starts_with('.') {
             bail!("--board {name:?}: not a profile name");
@@ -491,7 +520,7 @@ pub fn load(board: Option<&str>, file: Option<&Path>, boards: Option<&Path>) -> 
         let path = dir.join(name).join("board.toml");
         let text = std::fs::read_to_string(&path)
             .with_context(|| format!("--board {name}: cannot read {}", path.display()))?;
-        cfg.merge(&Config::parse(&text, &path.display().to_string())?);
+        cfg.merge(&Layer::parse(&text, &path.display().to_string())?);
     }
     let file = match file {
         Some(f) => Some(f.to_path_buf()),
@@ -500,7 +529,7 @@ pub fn load(board: Option<&str>, file: Option<&Path>, boards: Option<&Path>) -> 
     if let Some(path) = file {
         let text = std::fs::read_to_string(&path)
             .with_context(|| format!("cannot read {}", path.display()))?;
-        cfg.merge(&Config::parse(&text, &path.display().to_string())?);
+        cfg.merge(&Layer::parse(&text, &path.display().to_string())?);
     }
     cfg.validate()?;
     Ok(cfg)
@@ -526,23 +555,24 @@ mod tests {
 
     #[test]
     fn layers_merge_key_by_key() {
-        let mut c = Config::defaults();
-        let profile = Config::parse("[engine]\nthreads = 4\nbackend = \"ort\"\n", "p").unwrap();
-        let file = Config::parse("[engine]\nthreads = 3\n[mqtt]\nport = 1884\n", "f").unwrap();
+        let mut c = Config::default();
+        let profile = Layer::parse("[engine]\nthreads = 4\nbackend = \"ort\"\n", "p").unwrap();
+        let file = Layer::parse("[engine]\nthreads = 3\n[mqtt]\nport = 1884\n", "f").unwrap();
         c.merge(&profile);
         c.merge(&file);
-        assert_eq!(c.engine.threads, Some(3));
-        assert_eq!(c.engine.backend.as_deref(), Some("ort"));
-        assert_eq!(c.mqtt.port, Some(1884));
-        assert_eq!(c.mqtt.host.as_deref(), Some("localhost"));
+        assert_eq!(c.engine.threads, 3);
+        assert_eq!(c.engine.backend, "ort");
+        assert_eq!(c.mqtt.port, 1884);
+        assert_eq!(c.mqtt.host, "localhost");
+        assert_eq!(c.engine.model, None);
         c.validate().unwrap();
     }
 
     #[test]
     fn errors_name_the_key() {
         let err = |text: &str| {
-            let mut c = Config::defaults();
-            match Config::parse(text, "t") {
+            let mut c = Config::default();
+            match Layer::parse(text, "t") {
                 Ok(l) => {
                     c.merge(&l);
                     format!("{:#}", c.validate().unwrap_err())
@@ -572,6 +602,21 @@ mod tests {
     }
 
     #[test]
+    fn sizes_read_as_systemd_reads_them() {
+        assert_eq!(memory_mib("2560M").unwrap(), 2560);
+        assert_eq!(memory_mib("2.5G").unwrap(), 2560);
+        assert_eq!(memory_mib("4g").unwrap(), 4096);
+        assert_eq!(memory_mib("1T").unwrap(), 1 << 20);
+        assert_eq!(memory_mib("524288K").unwrap(), 512);
+        assert_eq!(memory_mib("1073741824").unwrap(), 1024);
+        for bad in [
+            "", "G", "2.5.1G", "-1G", "2X", "1e3M", "75%", "2560", "100M",
+        ] {
+            assert!(memory_mib(bad).is_err(), "{bad:?} was accepted");
+        }
+    }
+
+    #[test]
     fn every_shipped_profile_loads() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../boards");
         let names = [
@@ -583,10 +628,11 @@ mod tests {
         ];
         for name in names {
             let c = load(Some(name), None, Some(&dir)).unwrap();
-            assert!(
-                c.engine.threads.is_some() && c.serial.port.is_some(),
-                "{name}"
-            );
+            // Each profile sets its own thread count and serial port.
+            let path = dir.join(name).join("board.toml");
+            let profile = Layer::parse(&std::fs::read_to_string(path).unwrap(), name).unwrap();
+            assert_eq!(profile.engine.threads, Some(c.engine.threads), "{name}");
+            assert!(c.serial.port.is_some(), "{name}");
         }
         assert!(load(Some("../etc"), None, Some(&dir)).is_err());
         assert!(load(Some("no-such-board"), None, Some(&dir)).is_err());

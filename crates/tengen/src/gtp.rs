@@ -9,19 +9,15 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use tengen_classic::Classic;
-use tengen_nn::eval::{Evaluator as NnEvaluator, EvaluatorConfig};
-use tengen_protocol::gtp::engine::EvaluatorSource;
 use tengen_protocol::gtp::{
     parse_line, Analyze, AnalyzeRequest, Command, Engine, EngineConfig, LineError, Reply,
     SgfAccess, MAX_LINE_BYTES,
 };
-use tengen_rules::playout::PlayoutPolicy;
-use tengen_rules::{BoardSize, Rules};
-use tengen_search::{ClassicEvaluator, Evaluator, SearchParams};
+use tengen_rules::Rules;
 
-use crate::bench::{make_backend, OrtArgs};
-use crate::network;
+use crate::backend::{BackendKind, OrtArgs};
+use crate::classic_eval::ClassicArgs;
+use crate::setup::{EngineSpec, Evaluation, MoveSource};
 
 /// Options of `tengen gtp`.
 #[derive(Args, Debug)]
@@ -33,8 +29,8 @@ pub struct GtpArgs {
     /// Where moves come from: `search` (MCTS over the network, or over the classical
     /// engine without one) or `classic` (the classical engine alone). Default: `search`
     /// with `--model`, `classic` without.
-    #[arg(long, value_parser = ["search", "classic"])]
-    engine: Option<String>,
+    #[arg(long, value_enum)]
+    engine: Option<MoveSource>,
     /// Seed of the classical engine's randomness (default: from the clock, so that
     /// games differ).
     #[arg(long)]
@@ -43,7 +39,7 @@ pub struct GtpArgs {
     classic: ClassicArgs,
     /// Network backend: `tract`, or `ort` when built with the `ort` feature.
     #[arg(long, default_value = "tract")]
-    backend: String,
+    backend: BackendKind,
     /// Search threads (the backend gets as many cores).
     #[arg(long, default_value_t = 1)]
     threads: usize,
@@ -81,55 +77,6 @@ pub struct GtpArgs {
     sgf_dir: Option<PathBuf>,
     #[command(flatten)]
     ort: OrtArgs,
-}
-
-/// How the classical engine judges positions for the search (without a network).
-#[derive(Args, Debug, Clone, Copy)]
-pub(crate) struct ClassicArgs {
-    /// Strength of the classical engine, 1 (beginner) to 10 (full).
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u8).range(1..=10))]
-    pub level: u8,
-    /// Playouts per evaluation, blended with the classical estimate (0: none).
-    #[arg(long, default_value_t = 8)]
-    pub playouts: u32,
-    /// Weight of the classical estimate against the playouts' results (0 to 1). At 0
-    /// the analysis is skipped: the learned move prior is the policy, the playouts give
-    /// value, score and ownership (about twice the evaluations a second).
-    #[arg(long, default_value_t = 0.0)]
-    pub playout_mix: f32,
-    /// How playouts choose moves: `guided` (answer the last move locally first:
-    /// captures, escapes, shape) or `random`.
-    #[arg(long, value_enum, default_value_t = PlayoutChoice::Guided)]
-    pub playout_policy: PlayoutChoice,
-}
-
-/// The playout policies offered on the command line.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum PlayoutChoice {
-    /// Local answers to the last move first, then random moves.
-    Guided,
-    /// Uniformly random moves.
-    Random,
-}
-
-impl From<PlayoutChoice> for PlayoutPolicy {
-    fn from(c: PlayoutChoice) -> PlayoutPolicy {
-        match c {
-            PlayoutChoice::Guided => PlayoutPolicy::Guided,
-            PlayoutChoice::Random => PlayoutPolicy::Random,
-        }
-    }
-}
-
-impl Default for ClassicArgs {
-    fn default() -> Self {
-        ClassicArgs {
-            level: 10,
-            playouts: 8,
-            playout_mix: 0.0,
-            playout_policy: PlayoutChoice::Guided,
-        }
-    }
 }
 
 /// Reads one line of at most `max` bytes, consuming the rest of an over-long line
@@ -172,71 +119,12 @@ pub(crate) fn read_bounded(
     Ok(Some(Ok(text.trim_end_matches(['\n', '\r']).to_string())))
 }
 
-/// Evaluators per board size: a network graph built for the size, or the classical
-/// engine (at `classic.level`) without a model.
-pub(crate) fn evaluator_source(
-    model: Option<PathBuf>,
-    backend: &str,
-    threads: usize,
-    batching: EvaluatorConfig,
-    ort: &OrtArgs,
-    classic: ClassicArgs,
-) -> EvaluatorSource {
-    match model {
-        None => {
-            log::info!("no --model: the classical engine judges positions");
-            Box::new(move |_size: BoardSize| {
-                let engine = Classic::new(classic.level, 0x7e46_e115);
-                let e =
-                    ClassicEvaluator::with_playouts(engine, classic.playouts, classic.playout_mix)
-                        .with_policy(classic.playout_policy.into());
-                Ok(Arc::new(e) as Arc<dyn Evaluator>)
-            })
-        }
-        Some(path) => {
-            let backend = backend.to_string();
-            let ort = ort.clone();
-            Box::new(move |size: BoardSize| {
-                let make = || -> Result<Arc<dyn Evaluator>> {
-                    let model = network::load_for_board(&path, size)?;
-                    let b = make_backend(&backend, &model, threads, batching.max_batch, &ort)?;
-                    log::info!("network for {size}: {}", b.name());
-                    Ok(Arc::new(NnEvaluator::new(
-                        b,
-                        model.metadata,
-                        batching.clone(),
-                    )?))
-                };
-                make().map_err(|e| format!("cannot load the network for {size}: {e:#}"))
-            })
-        }
-    }
-}
-
 /// Runs `tengen gtp`.
 pub fn run(a: GtpArgs) -> Result<()> {
     let rules = Rules::parse(&a.rules).with_context(|| format!("--rules {}", a.rules))?;
     if a.move_time.is_some_and(|t| !(t.is_finite() && t > 0.0)) {
         bail!("--move-time must be a positive number of seconds");
     }
-    let threads = a.threads.max(1);
-    let batching = EvaluatorConfig {
-        max_batch: threads,
-        ..EvaluatorConfig::default()
-    };
-    let source = evaluator_source(
-        a.model.clone(),
-        &a.backend,
-        threads,
-        batching,
-        &a.ort,
-        a.classic,
-    );
-    let seed = a.seed.unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as u64)
-    });
     let sgf_access = match (&a.sgf_dir, &a.listen) {
         (Some(dir), _) => {
             let dir = dir
@@ -250,27 +138,26 @@ pub fn run(a: GtpArgs) -> Result<()> {
         (None, Some(_)) => SgfAccess::Refused,
         (None, None) => SgfAccess::Any,
     };
-    let classic_genmove = match a.engine.as_deref() {
-        Some("classic") => true,
-        Some(_) => false,
-        None => a.model.is_none(),
-    };
+    let evaluation = Evaluation::new(a.model.as_deref(), a.backend, &a.ort, None);
+    let mut spec = EngineSpec::new(evaluation).with_threads(a.threads);
+    if let Some(moves) = a.engine {
+        spec.moves = moves;
+    }
+    if let Some(seed) = a.seed {
+        spec.seed = seed;
+    }
+    spec.classic = a.classic;
+    spec.limits.visits = Some(a.visits);
+    spec.limits.move_time = a.move_time;
+    spec.rules = rules;
+    if a.no_resign {
+        spec.resign_below = None;
+    }
     let config = EngineConfig {
-        params: SearchParams {
-            threads,
-            ..SearchParams::default()
-        },
-        visits: Some(a.visits),
-        move_time: a.move_time,
-        rules,
-        resign_below: (!a.no_resign).then_some(0.02),
-        classic: Some(Arc::new(Classic::new(a.classic.level, seed))),
-        classic_genmove,
-        classic_status: a.model.is_none(),
         sgf_access,
-        ..EngineConfig::default()
+        ..spec.engine_config()
     };
-    let mut engine = Engine::new(source, config).map_err(anyhow::Error::msg)?;
+    let (mut engine, _) = spec.engine(config)?;
     for p in &a.params {
         let (key, value) = p
             .split_once('=')

@@ -2,15 +2,20 @@
 
 mod accel;
 mod analysis;
+mod backend;
 mod bench;
 mod bench_search;
+mod classic_eval;
 mod config;
 mod convert;
+mod evaluators;
 mod gtp;
+mod inputs;
 mod match_runner;
 mod network;
 mod score;
 mod serve;
+mod setup;
 mod unit;
 
 use clap::{Parser, Subcommand};

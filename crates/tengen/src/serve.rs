@@ -6,27 +6,20 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender, TrySendError};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, PoisonError};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use clap::Args;
 use sd_notify::NotifyState;
-use tengen_classic::Classic;
 use tengen_device::appliance::{Appliance, Out, RemoteGtp, Settings};
 use tengen_device::mqtt::{self, Inbound, MqttConfig, TlsFiles, Version, INBOUND_QUEUE};
 use tengen_device::serial::{serve_gtp, SerialConfig};
-use tengen_nn::eval::{Evaluator as NnEvaluator, EvaluatorConfig};
-use tengen_protocol::gtp::engine::EvaluatorSource;
 use tengen_protocol::gtp::{parse_line, Engine, EngineConfig};
-use tengen_rules::{BoardSize, Rules};
-use tengen_search::{Evaluator, SearchParams};
 
-use crate::accel::{self, Choice};
-use crate::bench::{make_backend, OrtArgs};
 use crate::config::{self, Config, ConfigArgs};
-use crate::gtp::{evaluator_source, ClassicArgs};
-use crate::network;
+use crate::evaluators::Settled;
+use crate::setup::EngineSpec;
 
 /// Options of `tengen serve`.
 #[derive(Args, Debug)]
@@ -46,9 +39,9 @@ pub fn run(a: ServeArgs) -> Result<()> {
         a.config.boards_dir.as_deref(),
     )?;
     if let Some(d) = a.state_dir {
-        cfg.state.dir = Some(d);
+        cfg.state.dir = d;
     }
-    let dir = cfg.state.dir.clone().context("state.dir is not set")?;
+    let dir = cfg.state.dir.clone();
     tengen_device::journal::ensure_dir(&dir).context("state.dir")?;
     let _lock = lock_state_dir(&dir)?;
 
@@ -123,7 +116,7 @@ pub fn run(a: ServeArgs) -> Result<()> {
     let serial = cfg.serial.port.clone().map(|path| {
         let sc = SerialConfig {
             path,
-            baud: cfg.serial.baud.unwrap_or(115_200),
+            baud: cfg.serial.baud,
             reopen_delay: Duration::from_millis(500),
         };
         spawn_serial(sc, in_tx.clone(), stop.clone())
@@ -345,9 +338,6 @@ fn lock_state_dir(dir: &std::path::Path) -> Result<nix::fcntl::Flock<std::fs::Fi
     })
 }
 
-/// The backend a network source settled on (none until it built its first network).
-type Settled = Arc<Mutex<Option<Choice>>>;
-
 /// The engine the configuration asks for, a line describing it, and the network backend
 /// it settled on (filled once the engine has loaded its network).
 fn build_engine(
@@ -355,144 +345,46 @@ fn build_engine(
     state_dir: &Path,
     interrupt: Arc<AtomicBool>,
 ) -> Result<(Engine, String, Settled)> {
-    let e = &cfg.engine;
-    let threads = e.threads.unwrap_or(2).max(1) as usize;
-    let level = e.level.unwrap_or(10);
-    let classic = ClassicArgs {
-        level,
-        ..ClassicArgs::default()
-    };
-    let batching = EvaluatorConfig {
-        max_batch: (e.batch.unwrap_or(8) as usize).max(1),
-        ..EvaluatorConfig::default()
-    };
-    let backend = e.backend.clone().unwrap_or_else(|| "tract".into());
-    let cache = state_dir.join("cache");
-    let ort = OrtArgs::new(
-        e.providers.clone().unwrap_or_else(|| vec!["cpu".into()]),
-        e.device.unwrap_or(0),
-        e.fp16.unwrap_or(false),
-        Some(cache.join("tensorrt")),
-    );
-    let settled: Settled = Arc::new(Mutex::new(None));
-    let source = match &e.model {
-        Some(model) => network_source(NetworkSource {
-            model: model.clone(),
-            preferred: backend.clone(),
-            threads,
-            batching,
-            ort,
-            cache,
-            settled: settled.clone(),
-        }),
-        None => evaluator_source(None, &backend, threads, batching, &ort, classic),
-    };
-    let classic_genmove = match e.mode.as_deref() {
-        Some("classic") => true,
-        Some(_) => false,
-        None => e.model.is_none(),
-    };
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
+    let spec = EngineSpec::from_config(cfg, state_dir)?;
     let config = EngineConfig {
-        params: SearchParams {
-            threads,
-            ..SearchParams::default()
-        },
-        visits: e.visits,
-        move_time: e.move_time,
-        rules: Rules::chinese(),
-        classic: Some(Arc::new(Classic::new(level, seed))),
-        classic_genmove,
-        classic_status: e.model.is_none(),
-        visits_cap: e.max_visits,
-        time_cap: e.max_time,
         interrupt: Some(interrupt),
-        ..EngineConfig::default()
+        ..spec.engine_config()
     };
-    let describe = match (&e.model, classic_genmove) {
-        (Some(m), false) => format!("search over {} ({backend}, {threads} threads)", m.display()),
-        (None, false) => format!("search over the classical engine (level {level})"),
-        (_, true) => format!("classical engine (level {level})"),
-    };
-    let engine = Engine::new(source, config).map_err(anyhow::Error::msg)?;
-    Ok((engine, describe, settled))
+    let (engine, settled) = spec.engine(config)?;
+    Ok((engine, spec.describe(), settled))
 }
 
-/// What [`network_source`] needs.
-struct NetworkSource {
-    model: PathBuf,
-    preferred: String,
-    threads: usize,
-    batching: EvaluatorConfig,
-    ort: OrtArgs,
-    /// Graphs built from the model, one per board size (and TensorRT's engines).
-    cache: PathBuf,
-    settled: Settled,
-}
-
-/// The appliance's evaluators per board size: the backend is settled on the first size
-/// (at start-up, before READY) and kept for the others; graphs come from the cache; the
-/// backend's plans are built before the evaluator is handed over, so the first move
-/// after READY does not pay for them.
-fn network_source(s: NetworkSource) -> EvaluatorSource {
-    Box::new(move |size: BoardSize| {
-        let make = || -> Result<Arc<dyn Evaluator>> {
-            let loaded = network::load_cached(&s.model, size, &s.cache)?;
-            let max_batch = s.batching.max_batch;
-            let backend = {
-                let mut settled = s.settled.lock().unwrap_or_else(PoisonError::into_inner);
-                match &*settled {
-                    Some(c) => make_backend(&c.backend, &loaded, s.threads, max_batch, &c.ort)?,
-                    None => {
-                        let (b, choice) =
-                            accel::settle(&s.preferred, &loaded, s.threads, max_batch, &s.ort)?;
-                        *settled = Some(choice);
-                        b
-                    }
-                }
-            };
-            backend.warm_up(&[max_batch])?;
-            log::info!("network for {size}: {}", backend.name());
-            let e = NnEvaluator::new(backend, loaded.metadata, s.batching.clone())?;
-            Ok(Arc::new(e))
-        };
-        make().map_err(|e| format!("cannot load the network for {size}: {e:#}"))
-    })
-}
-
+/// The appliance's behaviour from the configuration.
 fn settings(cfg: &Config) -> Result<Settings> {
     let a = &cfg.analysis;
-    let defaults = Settings::default();
     let game = cfg.game_settings()?;
-    let remote_gtp = match cfg.mqtt.gtp_commands.as_deref() {
-        None => RemoteGtp::default(),
-        Some([]) => RemoteGtp::Off,
-        Some(names) if names.iter().any(|n| n == "*") => RemoteGtp::All,
-        Some(names) => RemoteGtp::Only(names.to_vec()),
+    let names = &cfg.mqtt.gtp_commands;
+    let remote_gtp = if names.is_empty() {
+        RemoteGtp::Off
+    } else if names.iter().any(|n| n == "*") {
+        RemoteGtp::All
+    } else {
+        RemoteGtp::Only(names.clone())
     };
     Ok(Settings {
         game,
         remote_gtp,
-        window: cfg.board.stability.unwrap_or(3) as usize,
-        analysis: a.enabled.unwrap_or(false),
-        ownership: a.ownership.unwrap_or(false),
-        analysis_interval: a
-            .interval_ms
-            .map_or(defaults.analysis_interval, Duration::from_millis),
-        analysis_top: a.top.unwrap_or(defaults.analysis_top),
-        analysis_max_visits: a.max_visits.unwrap_or(defaults.analysis_max_visits),
+        window: cfg.board.stability as usize,
+        analysis: a.enabled,
+        ownership: a.ownership,
+        analysis_interval: Duration::from_millis(a.interval_ms),
+        analysis_top: a.top,
+        analysis_max_visits: a.max_visits,
     })
 }
 
 fn mqtt_config(cfg: &Config) -> Result<Option<MqttConfig>> {
     let m = &cfg.mqtt;
-    if m.enabled == Some(false) {
+    if !m.enabled {
         return Ok(None);
     }
-    let id = m.device_id.clone().unwrap_or_else(|| "tengen".into());
-    let tls = if m.tls == Some(true) {
+    let id = m.device_id.clone();
+    let tls = if m.tls {
         Some(TlsFiles {
             ca: m.tls_ca.clone().context("mqtt.tls_ca: needed with tls")?,
             client: m.tls_cert.clone().zip(m.tls_key.clone()),
@@ -501,21 +393,21 @@ fn mqtt_config(cfg: &Config) -> Result<Option<MqttConfig>> {
         None
     };
     Ok(Some(MqttConfig {
-        host: m.host.clone().unwrap_or_else(|| "localhost".into()),
-        port: m.port.unwrap_or(1883),
+        host: m.host.clone(),
+        port: m.port,
         client_id: m
             .client_id
             .clone()
             .unwrap_or_else(|| default_client_id(&id)),
         prefix: format!("tengen/{id}"),
-        version: if m.protocol.as_deref() == Some("5") {
+        version: if m.protocol == "5" {
             Version::V5
         } else {
             Version::V311
         },
         credentials: m.username.clone().zip(m.password.clone()),
         tls,
-        keep_alive: Duration::from_secs(m.keep_alive.unwrap_or(15)),
+        keep_alive: Duration::from_secs(m.keep_alive),
         max_backoff: Duration::from_secs(10),
         home_assistant: m.home_assistant.clone().filter(|p| !p.is_empty()),
         device_id: id,

@@ -2,10 +2,10 @@
 //! board profile (`[service]` in `board.toml`) is their only source: the unit itself ships
 //! limits relative to the machine's RAM, and this drop-in replaces them.
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use clap::Args;
 
-use crate::config::{self, Config, ConfigArgs};
+use crate::config::{self, memory_mib, Config, ConfigArgs};
 
 /// Options of `tengen config`.
 #[derive(Args, Debug)]
@@ -30,40 +30,6 @@ pub fn run(c: ConfigCommand) -> Result<()> {
     )?;
     print!("{}", drop_in(&cfg, c.config.board.as_deref())?);
     Ok(())
-}
-
-/// The least limit accepted: a network, its plans and a search tree need more than this,
-/// and a smaller number is more likely a unit mistaken (MiB written as bytes).
-const LEAST_MIB: u64 = 256;
-
-/// A size in systemd's notation ("2560M", "2.5G", "4G"; K, M, G, T are powers of 1024,
-/// no suffix is bytes), in whole MiB.
-pub fn memory_mib(text: &str) -> Result<u64> {
-    let t = text.trim();
-    let (number, unit) = match t.char_indices().last() {
-        Some((i, c)) if c.is_ascii_alphabetic() => (&t[..i], c.to_ascii_uppercase()),
-        _ => (t, 'B'),
-    };
-    let shift = match unit {
-        'B' => 0,
-        'K' => 10,
-        'M' => 20,
-        'G' => 30,
-        'T' => 40,
-        _ => bail!("{text:?}: the unit must be K, M, G or T"),
-    };
-    let numeric = !number.is_empty()
-        && number.chars().all(|c| c.is_ascii_digit() || c == '.')
-        && number.matches('.').count() <= 1;
-    let value: f64 = match number.parse() {
-        Ok(v) if numeric => v,
-        _ => bail!("{text:?} is not a size (a number, then K, M, G or T)"),
-    };
-    let mib = (value * (1u64 << shift) as f64 / (1u64 << 20) as f64).floor() as u64;
-    if !(LEAST_MIB..=(1 << 30)).contains(&mib) {
-        bail!("{text:?} is out of range ({LEAST_MIB}M to 1024T)");
-    }
-    Ok(mib)
 }
 
 /// The drop-in's text. MemoryHigh= sits a tenth below MemoryMax=, so that the kernel
@@ -92,42 +58,27 @@ mod tests {
     use std::path::Path;
 
     #[test]
-    fn sizes_read_as_systemd_reads_them() {
-        assert_eq!(memory_mib("2560M").unwrap(), 2560);
-        assert_eq!(memory_mib("2.5G").unwrap(), 2560);
-        assert_eq!(memory_mib("4g").unwrap(), 4096);
-        assert_eq!(memory_mib("1T").unwrap(), 1 << 20);
-        assert_eq!(memory_mib("524288K").unwrap(), 512);
-        assert_eq!(memory_mib("1073741824").unwrap(), 1024);
-        for bad in [
-            "", "G", "2.5.1G", "-1G", "2X", "1e3M", "75%", "2560", "100M",
-        ] {
-            assert!(memory_mib(bad).is_err(), "{bad:?} was accepted");
-        }
-    }
-
-    #[test]
     fn a_bad_limit_names_its_key() {
-        let mut c = Config::defaults();
-        c.merge(&Config::parse("[service]\nmemory_max = \"2Q\"\n", "t").unwrap());
+        let mut c = Config::default();
+        c.merge(&config::Layer::parse("[service]\nmemory_max = \"2Q\"\n", "t").unwrap());
         let e = format!("{:#}", c.validate().unwrap_err());
         assert!(e.starts_with("service.memory_max:"), "{e}");
     }
 
     #[test]
     fn the_file_overrides_the_profile_and_high_is_below_max() {
-        let mut c = Config::defaults();
-        c.merge(&Config::parse("[service]\nmemory_max = \"2.5G\"\n", "p").unwrap());
+        let mut c = Config::default();
+        c.merge(&config::Layer::parse("[service]\nmemory_max = \"2.5G\"\n", "p").unwrap());
         let text = drop_in(&c, Some("b")).unwrap();
         assert!(
             text.contains("\n[Service]\nMemoryHigh=2304M\nMemoryMax=2560M\n"),
             "{text}"
         );
-        c.merge(&Config::parse("[service]\nmemory_max = \"1G\"\n", "f").unwrap());
+        c.merge(&config::Layer::parse("[service]\nmemory_max = \"1G\"\n", "f").unwrap());
         assert!(drop_in(&c, Some("b"))
             .unwrap()
             .contains("MemoryMax=1024M\n"));
-        let none = drop_in(&Config::defaults(), None).unwrap();
+        let none = drop_in(&Config::default(), None).unwrap();
         assert!(
             none.contains("[Service]\n") && !none.contains("MemoryMax="),
             "{none}"

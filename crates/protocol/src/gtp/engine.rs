@@ -46,12 +46,10 @@ pub struct EngineConfig {
     pub lag_buffer: f64,
     /// Resign below this winrate for three turns in a row; `None` never resigns.
     pub resign_below: Option<f64>,
-    /// The classical engine, for the roles below.
-    pub classic: Option<Arc<tengen_classic::Classic>>,
-    /// `genmove` asks the classical engine instead of searching.
-    pub classic_genmove: bool,
-    /// Dead and seki stones are judged by the classical engine instead of a search.
-    pub classic_status: bool,
+    /// Who chooses `genmove`'s move.
+    pub moves: Decider,
+    /// Who judges dead and seki stones.
+    pub status: Decider,
     /// No move's search goes past this many visits, whatever a client set
     /// (`kata-set-param maxVisits`): the tree's memory grows with visits.
     pub visits_cap: Option<u64>,
@@ -74,15 +72,24 @@ impl Default for EngineConfig {
             rules: Rules::chinese(),
             lag_buffer: 1.0,
             resign_below: Some(0.02),
-            classic: None,
-            classic_genmove: false,
-            classic_status: false,
+            moves: Decider::Search,
+            status: Decider::Search,
             visits_cap: None,
             time_cap: None,
             interrupt: None,
             sgf_access: SgfAccess::Any,
         }
     }
+}
+
+/// Who decides for the engine: its search, or the classical engine.
+#[derive(Clone, Debug, Default)]
+pub enum Decider {
+    /// A search over the engine's evaluator.
+    #[default]
+    Search,
+    /// The classical engine, by its own reading.
+    Classic(Arc<tengen_classic::Classic>),
 }
 
 /// Which files `loadsgf` may read: a remote client must not read the host's files.
@@ -360,13 +367,18 @@ impl Engine {
                 Ok(String::new())
             }
             C::TengenLevel(level) => {
-                if !self.config.classic_genmove {
+                let Decider::Classic(_) = self.config.moves else {
                     return Err("levels apply to the classical engine; \
                                 use kata-set-param maxVisits with a search"
                         .into());
-                }
+                };
                 let seed = self.rng.u64(..);
-                self.config.classic = Some(Arc::new(tengen_classic::Classic::new(*level, seed)));
+                let classic = Arc::new(tengen_classic::Classic::new(*level, seed));
+                // A classical status judge is the same engine, and takes the level too.
+                if let Decider::Classic(judge) = &mut self.config.status {
+                    *judge = classic.clone();
+                }
+                self.config.moves = Decider::Classic(classic);
                 Ok(String::new())
             }
             C::Analyze(..) => {
@@ -525,7 +537,7 @@ impl Engine {
             self.game.set_player_to_move(pla);
         }
         let started = std::time::Instant::now();
-        if let (true, Some(classic)) = (self.config.classic_genmove, &self.config.classic) {
+        if let Decider::Classic(classic) = &self.config.moves {
             let mv = classic.genmove(&self.game);
             self.clocks[pla.index()].charge(started.elapsed().as_secs_f64());
             self.game
@@ -824,7 +836,7 @@ impl Engine {
         if board.num_stones(Player::Black) + board.num_stones(Player::White) == 0 {
             return Ok((Vec::new(), Vec::new()));
         }
-        if let (true, Some(classic)) = (self.config.classic_status, &self.config.classic) {
+        if let Decider::Classic(classic) = &self.config.status {
             let status = classic.final_status(&self.game);
             self.status_cache = Some((key, status.clone()));
             return Ok(status);

@@ -14,7 +14,7 @@ pub mod vertex;
 pub use analyze::{AnalyzeArgs, Format};
 pub use analyze_request::AnalyzeRequest;
 pub use command::{Analyze, Command, CommandError, RulesText, StoneStatus, COMMANDS};
-pub use engine::{analyze_command, Engine, EngineConfig, SgfAccess, MAX_SGF_BYTES};
+pub use engine::{analyze_command, Decider, Engine, EngineConfig, SgfAccess, MAX_SGF_BYTES};
 pub use line::{parse_line, Line, LineError, MAX_LINE_BYTES};
 pub use vertex::Vertex;
 

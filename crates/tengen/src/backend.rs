@@ -1,0 +1,167 @@
+//! The network backends the binary can run: which one (tract or ONNX Runtime), ONNX
+//! Runtime's provider chain, and the factory that builds one for a loaded model.
+
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use anyhow::{bail, Result};
+use clap::Args;
+use serde::Serialize;
+use tengen_nn::backend::tract::{TractBackend, TractOptions};
+use tengen_nn::backend::Backend;
+use tengen_nn::onnx::load::LoadedModel;
+
+/// Which library runs the network.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendKind {
+    /// tract, on the CPU.
+    Tract,
+    /// ONNX Runtime down its provider chain (needs the `ort` feature).
+    Ort,
+}
+
+impl BackendKind {
+    /// Its name on the command line and in the configuration.
+    pub fn name(self) -> &'static str {
+        match self {
+            BackendKind::Tract => "tract",
+            BackendKind::Ort => "ort",
+        }
+    }
+}
+
+impl FromStr for BackendKind {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "tract" => Ok(BackendKind::Tract),
+            "ort" => Ok(BackendKind::Ort),
+            other => Err(format!("unknown backend {other:?} (tract, ort)")),
+        }
+    }
+}
+
+impl std::fmt::Display for BackendKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+/// ONNX Runtime settings, used by `--backend ort`.
+#[derive(Args, Debug, Clone)]
+pub struct OrtArgs {
+    /// Execution providers to try in order: `tensorrt`, `cuda`, `cpu` (CPU is always the last resort).
+    #[arg(long, value_delimiter = ',', default_value = "cpu")]
+    ort_providers: Vec<String>,
+    /// The GPU CUDA and TensorRT run on.
+    #[arg(long, default_value_t = 0)]
+    ort_device: i32,
+    /// Let TensorRT run layers in FP16.
+    #[arg(long)]
+    ort_fp16: bool,
+    /// Directory for TensorRT's engine and timing caches (a restart then skips the engine build).
+    #[arg(long)]
+    ort_trt_cache: Option<PathBuf>,
+}
+
+impl Default for OrtArgs {
+    fn default() -> Self {
+        OrtArgs {
+            ort_providers: vec!["cpu".into()],
+            ort_device: 0,
+            ort_fp16: false,
+            ort_trt_cache: None,
+        }
+    }
+}
+
+impl OrtArgs {
+    /// Settings from the appliance's configuration.
+    pub(crate) fn new(
+        providers: Vec<String>,
+        device: i32,
+        fp16: bool,
+        trt_cache: Option<PathBuf>,
+    ) -> Self {
+        OrtArgs {
+            ort_providers: providers,
+            ort_device: device,
+            ort_fp16: fp16,
+            ort_trt_cache: trt_cache,
+        }
+    }
+}
+
+#[cfg(feature = "ort")]
+impl OrtArgs {
+    /// These settings with the chain cut to `provider` alone.
+    pub(crate) fn only(&self, provider: &tengen_nn::backend::ort::ExecutionProvider) -> OrtArgs {
+        use tengen_nn::backend::ort::ExecutionProvider as Ep;
+        let name = match provider {
+            Ep::Cpu => "cpu",
+            Ep::Cuda { .. } => "cuda",
+            Ep::TensorRt { .. } => "tensorrt",
+        };
+        OrtArgs {
+            ort_providers: vec![name.into()],
+            ..self.clone()
+        }
+    }
+
+    /// The provider chain these settings name.
+    pub(crate) fn providers(&self) -> Result<Vec<tengen_nn::backend::ort::ExecutionProvider>> {
+        use tengen_nn::backend::ort::ExecutionProvider as Ep;
+        self.ort_providers
+            .iter()
+            .map(|p| {
+                Ok(match p.trim().to_ascii_lowercase().as_str() {
+                    "cpu" => Ep::Cpu,
+                    "cuda" => Ep::Cuda {
+                        device_id: self.ort_device,
+                    },
+                    "tensorrt" | "trt" => Ep::TensorRt {
+                        device_id: self.ort_device,
+                        fp16: self.ort_fp16,
+                        engine_cache_dir: self.ort_trt_cache.clone(),
+                    },
+                    other => bail!("unknown ONNX Runtime provider {other:?} (tensorrt, cuda, cpu)"),
+                })
+            })
+            .collect()
+    }
+}
+
+/// A backend of this kind for `model`, on `threads` cores, taking batches up to `max_batch`.
+pub(crate) fn make_backend(
+    kind: BackendKind,
+    model: &LoadedModel,
+    threads: usize,
+    max_batch: usize,
+    #[cfg_attr(not(feature = "ort"), allow(unused_variables))] ort: &OrtArgs,
+) -> Result<Arc<dyn Backend>> {
+    Ok(match kind {
+        BackendKind::Tract => Arc::new(TractBackend::new(
+            model,
+            TractOptions {
+                threads,
+                max_batch,
+                ..TractOptions::default()
+            },
+        )?),
+        #[cfg(feature = "ort")]
+        BackendKind::Ort => Arc::new(tengen_nn::backend::ort::OrtBackend::new(
+            model,
+            tengen_nn::backend::ort::OrtOptions {
+                intra_threads: threads,
+                max_batch,
+                providers: ort.providers()?,
+                ..Default::default()
+            },
+        )?),
+        #[cfg(not(feature = "ort"))]
+        BackendKind::Ort => bail!("this tengen was built without the `ort` feature"),
+    })
+}

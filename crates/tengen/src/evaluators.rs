@@ -1,0 +1,119 @@
+//! Evaluators per board size, as the GTP and analysis engines ask for them: a network run
+//! by a backend, or the classical engine's judgement.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use anyhow::Result;
+use tengen_nn::backend::Backend;
+use tengen_nn::eval::{Evaluator as NnEvaluator, EvaluatorConfig};
+use tengen_nn::onnx::load::LoadedModel;
+use tengen_protocol::gtp::engine::EvaluatorSource;
+use tengen_rules::BoardSize;
+use tengen_search::Evaluator;
+
+use crate::accel::{self, Choice};
+use crate::backend::{make_backend, BackendKind, OrtArgs};
+use crate::classic_eval::{ClassicArgs, ClassicEvaluator};
+use crate::network;
+
+/// A network and the backend that runs it.
+#[derive(Clone, Debug)]
+pub struct NetworkSpec {
+    /// The network (`.bin.gz` or `.onnx`).
+    pub model: PathBuf,
+    /// The backend asked for.
+    pub backend: BackendKind,
+    /// ONNX Runtime's settings, for `BackendKind::Ort`.
+    pub ort: OrtArgs,
+    /// Where the appliance keeps the graphs built from the model (and TensorRT's engines).
+    /// With it the backend is settled once, falling back to tract, and its plans are built
+    /// before an evaluator is handed over; without it the backend asked for runs the
+    /// network, or the network fails to load.
+    pub cache: Option<PathBuf>,
+}
+
+/// The backend a network source settled on (none until it built its first network, and
+/// always none without a network cache).
+pub type Settled = Arc<Mutex<Option<Choice>>>;
+
+/// The classical engine's judgement, for every board size.
+pub fn classic_source(classic: ClassicArgs) -> EvaluatorSource {
+    log::info!("no --model: the classical engine judges positions");
+    Box::new(move |_size: BoardSize| {
+        Ok(Arc::new(ClassicEvaluator::from_args(&classic)) as Arc<dyn Evaluator>)
+    })
+}
+
+/// The network, per board size, on `threads` cores with this batching; the backend it
+/// settled on goes into the returned record.
+pub fn network_source(
+    spec: NetworkSpec,
+    threads: usize,
+    batching: EvaluatorConfig,
+) -> (EvaluatorSource, Settled) {
+    let settled = Settled::default();
+    let source = match spec.cache.clone() {
+        None => Box::new(move |size: BoardSize| {
+            let make = || -> Result<Arc<dyn Evaluator>> {
+                let model = network::load_for_board(&spec.model, size)?;
+                let (nn, backend) =
+                    nn_evaluator(&model, spec.backend, threads, batching.clone(), &spec.ort)?;
+                log::info!("network for {size}: {}", backend.name());
+                Ok(nn)
+            };
+            make().map_err(|e| format!("cannot load the network for {size}: {e:#}"))
+        }) as EvaluatorSource,
+        Some(cache) => appliance_source(spec, cache, threads, batching, settled.clone()),
+    };
+    (source, settled)
+}
+
+/// A network evaluator over a backend of `kind` for `model`, and that backend.
+pub fn nn_evaluator(
+    model: &LoadedModel,
+    kind: BackendKind,
+    threads: usize,
+    batching: EvaluatorConfig,
+    ort: &OrtArgs,
+) -> Result<(Arc<NnEvaluator>, Arc<dyn Backend>)> {
+    let backend = make_backend(kind, model, threads, batching.max_batch, ort)?;
+    let nn = NnEvaluator::new(backend.clone(), model.metadata.clone(), batching)?;
+    Ok((Arc::new(nn), backend))
+}
+
+/// The appliance's evaluators per board size: the backend is settled on the first size
+/// (at start-up, before READY) and kept for the others; graphs come from the cache; the
+/// backend's plans are built before the evaluator is handed over, so the first move
+/// after READY does not pay for them.
+fn appliance_source(
+    spec: NetworkSpec,
+    cache: PathBuf,
+    threads: usize,
+    batching: EvaluatorConfig,
+    settled: Settled,
+) -> EvaluatorSource {
+    Box::new(move |size: BoardSize| {
+        let make = || -> Result<Arc<dyn Evaluator>> {
+            let loaded = network::load_cached(&spec.model, size, &cache)?;
+            let max_batch = batching.max_batch;
+            let backend = {
+                let mut settled = settled.lock().unwrap_or_else(PoisonError::into_inner);
+                match &*settled {
+                    Some(c) => make_backend(c.backend, &loaded, threads, max_batch, &c.ort)?,
+                    None => {
+                        let (b, choice) =
+                            accel::settle(spec.backend, &loaded, threads, max_batch, &spec.ort)?;
+                        *settled = Some(choice);
+                        b
+                    }
+                }
+            };
+            backend.warm_up(&[max_batch])?;
+            log::info!("network for {size}: {}", backend.name());
+            let e = NnEvaluator::new(backend, loaded.metadata, batching.clone())?;
+            Ok(Arc::new(e))
+        };
+        make().map_err(|e| format!("cannot load the network for {size}: {e:#}"))
+    })
+}
