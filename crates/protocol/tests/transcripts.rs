@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use tengen_protocol::analysis::{parse, AnalysisEngine, Defaults, Perspective, Request};
+use tengen_protocol::analysis::{AnalysisEngine, Defaults, Perspective};
 use tengen_protocol::gtp::{
     parse_line, Command, Decider, Engine, EngineConfig, LineError, Reply, SgfAccess,
 };
@@ -85,22 +85,7 @@ fn gtp_exchange(engine: &mut Engine, raw: &str) -> Option<String> {
 /// The runner's one door into the analysis engine: a query line in, as the binary's loop
 /// handles it; responses arrive on the engine's output.
 fn analysis_exchange(engine: &AnalysisEngine, defaults: &Defaults, line: &str) {
-    if line.trim().is_empty() {
-        return;
-    }
-    match parse(line, defaults) {
-        Err(v) => engine.emit(&v),
-        Ok(Request::Action(action, query)) => engine.action(&action, query, &json!([])),
-        Ok(Request::Query(tasks, warnings)) => {
-            for w in &warnings {
-                engine.emit(w);
-            }
-            let id = tasks.first().map(|t| t.query.id.clone());
-            if let Err(e) = engine.submit(tasks) {
-                engine.emit(&json!({"error": e.to_string(), "id": id}));
-            }
-        }
-    }
+    engine.handle_line(line, defaults, &json!([]));
 }
 
 fn tests_dir() -> PathBuf {

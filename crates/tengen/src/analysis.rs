@@ -8,8 +8,7 @@ use clap::Args;
 use serde_json::json;
 use tengen_nn::eval::EvaluatorConfig;
 use tengen_protocol::analysis::{
-    parse, AnalysisEngine, Defaults, Perspective, Request, DEFAULT_QUEUE_BYTES,
-    MAX_QUERY_LINE_BYTES,
+    AnalysisEngine, Defaults, Perspective, DEFAULT_QUEUE_BYTES, MAX_QUERY_LINE_BYTES,
 };
 use tengen_search::SearchParams;
 
@@ -207,22 +206,7 @@ pub fn run(mut a: AnalysisArgs) -> Result<()> {
             }));
             continue;
         };
-        if line.trim().is_empty() {
-            continue;
-        }
-        match parse(&line, &defaults) {
-            Err(v) => engine.emit(&v),
-            Ok(Request::Action(action, query)) => engine.action(&action, query, &models),
-            Ok(Request::Query(tasks, warnings)) => {
-                for w in &warnings {
-                    engine.emit(w);
-                }
-                let id = tasks.first().map(|t| t.query.id.clone());
-                if let Err(e) = engine.submit(tasks) {
-                    engine.emit(&json!({"error": e.to_string(), "id": id}));
-                }
-            }
-        }
+        engine.handle_line(&line, &defaults, &models);
     }
     engine.finish(!a.quit_without_waiting);
     Ok(())

@@ -14,7 +14,7 @@ use tengen_rules::BoardSize;
 use tengen_search::evaluator::{InputParams, PolicyOptions, Symmetry};
 use tengen_search::{EvalRequest, Evaluator, Limits, Search, SnapshotOptions};
 
-use super::query::{Action, Task};
+use super::query::{parse, Action, Defaults, Request, Task};
 use super::response::{response, Perspective};
 use crate::gtp::engine::EvaluatorSource;
 
@@ -162,6 +162,27 @@ impl AnalysisEngine {
         drop(q);
         self.shared.work.notify_all();
         Ok(())
+    }
+
+    /// Handles one input line as KataGo's analysis engine does: a query is queued (its
+    /// warnings emitted first), an action answered, anything else answered with an error.
+    pub fn handle_line(&self, line: &str, defaults: &Defaults, models: &Value) {
+        if line.trim().is_empty() {
+            return;
+        }
+        match parse(line, defaults) {
+            Err(v) => self.emit(&v),
+            Ok(Request::Action(action, query)) => self.action(&action, query, models),
+            Ok(Request::Query(tasks, warnings)) => {
+                for w in &warnings {
+                    self.emit(w);
+                }
+                let id = tasks.first().map(|t| t.query.id.clone());
+                if let Err(e) = self.submit(tasks) {
+                    self.emit(&json!({"error": e.to_string(), "id": id}));
+                }
+            }
+        }
     }
 
     /// Carries out an action and answers it.
