@@ -753,7 +753,9 @@ impl Engine {
         if ownership {
             out.push_str("INFLUENCE");
             for (l, &w) in size.points().zip(o.white_ownership.iter().flatten()) {
-                let _ = write!(out, " {} {:.2}", size.gtp(Move::Play(l)), -w);
+                // Black's view; what rounds to zero prints as 0.00, never -0.00.
+                let black = if w.abs() < 0.005 { 0.0 } else { -w };
+                let _ = write!(out, " {} {:.2}", size.gtp(Move::Play(l)), black);
             }
         } else {
             out.push_str("LABEL");
@@ -897,7 +899,7 @@ impl Engine {
         }
         out.push_str(&format!("   {letters}\n"));
         out.push_str(&format!(
-            "Next player: {}  Komi: {}  Captures B: {} W: {}",
+            "Next player: {}  Komi: {}  B stones captured: {}  W stones captured: {}",
             match self.game.to_move() {
                 Player::Black => "Black",
                 Player::White => "White",
