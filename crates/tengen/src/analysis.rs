@@ -14,6 +14,7 @@ use tengen_search::SearchParams;
 
 use crate::backend::{BackendKind, OrtArgs};
 use crate::gtp::read_bounded;
+use crate::network::ModelSource;
 use crate::setup::{EngineSpec, Evaluation};
 
 /// Options of `tengen analysis`.
@@ -25,7 +26,8 @@ pub struct AnalysisArgs {
     /// Command-line flags given explicitly win over the file.
     #[arg(long)]
     config: Option<PathBuf>,
-    /// The network (`.bin.gz` or `.onnx`); without one, the classical engine judges positions.
+    /// The network (`.bin.gz` or `.onnx`), `bundled` (the default when the build has one)
+    /// or `none` (the classical engine judges positions).
     #[arg(long)]
     model: Option<PathBuf>,
     /// Network backend: `tract`, or `ort` when built with the `ort` feature.
@@ -157,16 +159,10 @@ pub fn run(mut a: AnalysisArgs) -> Result<()> {
         .map_err(anyhow::Error::msg)
         .context("--report-analysis-winrates-as")?;
     let threads = a.search_threads.max(1);
-    let models = match &a.model {
-        Some(p) => {
-            let name = p
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let internal = name
-                .trim_end_matches(".gz")
-                .trim_end_matches(".bin")
-                .trim_end_matches(".onnx");
+    let model = ModelSource::choose(a.model.as_deref(), false).context("--model")?;
+    let models = match &model {
+        Some(m) => {
+            let (name, internal) = m.names();
             json!([{"name": name, "internalName": internal, "maxBatchSize": threads,
                     "usesHumanSLProfile": false}])
         }
@@ -176,7 +172,7 @@ pub fn run(mut a: AnalysisArgs) -> Result<()> {
         // Every search thread of every analysis thread may wait on the network at once.
         batching.max_batch = threads * a.analysis_threads.max(1);
     }
-    let evaluation = Evaluation::new(a.model.as_deref(), a.backend, &a.ort, None);
+    let evaluation = Evaluation::new(model, a.backend, &a.ort, None);
     let spec = EngineSpec {
         batching,
         ..EngineSpec::new(evaluation).with_threads(threads)

@@ -111,7 +111,7 @@ fn nn(a: NnArgs) -> Result<()> {
     let mut cases = Vec::new();
     for &n in &a.board {
         let size = BoardSize::square(n).with_context(|| format!("--board {n}"))?;
-        let model = network::load_for_board(&a.model, size)?;
+        let model = network::load_for_board(&network::ModelSource::File(a.model.clone()), size)?;
         inputs.push(bench_inputs(size, &model, max_batch)?);
         for kind in &a.backend {
             for &threads in &a.threads {

@@ -20,15 +20,16 @@ use tengen_search::{EvalRequest, Evaluator, Limits, Search};
 use crate::backend::{BackendKind, OrtArgs};
 use crate::evaluators::NetworkSpec;
 use crate::inputs::encode_inputs;
-use crate::network;
+use crate::network::{self, ModelSource};
 use crate::setup::{EngineSpec, Evaluation};
 
 /// Options of `tengen bench search`.
 #[derive(Args, Debug)]
 pub struct SearchArgs {
-    /// The network: a KataGo `.bin.gz` or an `.onnx`/`.onnx.gz`.
+    /// The network: a KataGo `.bin.gz`, an `.onnx`/`.onnx.gz`, or `bundled` (the default
+    /// when the build carries one).
     #[arg(long)]
-    model: PathBuf,
+    model: Option<PathBuf>,
     /// Board size.
     #[arg(long, default_value_t = 19)]
     board: usize,
@@ -182,7 +183,9 @@ pub fn run(a: SearchArgs) -> Result<()> {
     );
     let size = BoardSize::square(a.board).with_context(|| format!("--board {}", a.board))?;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let model = network::load_for_board(&a.model, size)?;
+    let source = ModelSource::choose(a.model.as_deref(), false)?
+        .context("this build has no bundled network: name one with --model")?;
+    let model = network::load_for_board(&source, size)?;
 
     let mut games: Option<Vec<Game>> = if a.sgf.is_empty() {
         None
@@ -203,7 +206,7 @@ pub fn run(a: SearchArgs) -> Result<()> {
         // The engine set-up over this backend, with a short batching wait: the search's
         // own threads are all the evaluator serves.
         let network = NetworkSpec {
-            model: a.model.clone(),
+            model: source.clone(),
             backend: kind,
             ort: a.ort.clone(),
             cache: None,
@@ -264,9 +267,7 @@ pub fn run(a: SearchArgs) -> Result<()> {
     bar.finish_and_clear();
     println!(
         "search on {} ({size}, {} positions, {} visits each) on {cores} core(s)",
-        a.model.display(),
-        a.positions,
-        a.visits
+        source, a.positions, a.visits
     );
     println!(
         "{:<6} {:>7} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>7}",

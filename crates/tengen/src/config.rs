@@ -13,6 +13,8 @@ use tengen_device::payload::EngineSide;
 use tengen_device::GameSettings;
 use tengen_rules::BoardSize;
 
+use crate::bundled;
+
 /// Where the configuration file is by default.
 pub const DEFAULT_CONFIG: &str = "/etc/tengen/tengen.toml";
 
@@ -25,7 +27,8 @@ pub struct ConfigArgs {
     /// Configuration file (default /etc/tengen/tengen.toml when it exists).
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Folder of hardware profiles (default: $TENGEN_BOARDS, ./boards, /usr/share/tengen/boards).
+    /// Folder of hardware profiles (default: $TENGEN_BOARDS, ./boards,
+    /// /usr/share/tengen/boards, else the profiles built into the binary).
     #[arg(long)]
     pub boards_dir: Option<PathBuf>,
 }
@@ -111,7 +114,8 @@ fn over_optional<T: Clone>(base: &mut Option<T>, top: &Option<T>) {
 section! {
     /// Engine settings.
     Engine, EngineLayer {
-        /// Network file; none plays the classical engine.
+        /// Network file, `bundled` (the network built into the binary; the default when
+        /// there is one and `mode` is not `classic`) or `none` (the classical engine).
         model: Option<PathBuf>,
         /// `tract` or `ort`.
         backend: String = "tract".into(),
@@ -516,11 +520,21 @@ pub fn load(board: Option<&str>, file: Option<&Path>, boards: Option<&Path>) -> 
         if name.is_empty() || name.contains(['/', '\\']) || name.starts_with('.') {
             bail!("--board {name:?}: not a profile name");
         }
-        let dir = boards_dir(boards).context("no boards directory found (use --boards-dir)")?;
-        let path = dir.join(name).join("board.toml");
-        let text = std::fs::read_to_string(&path)
-            .with_context(|| format!("--board {name}: cannot read {}", path.display()))?;
-        cfg.merge(&Layer::parse(&text, &path.display().to_string())?);
+        match boards_dir(boards) {
+            Some(dir) => {
+                let path = dir.join(name).join("board.toml");
+                let text = std::fs::read_to_string(&path)
+                    .with_context(|| format!("--board {name}: cannot read {}", path.display()))?;
+                cfg.merge(&Layer::parse(&text, &path.display().to_string())?);
+            }
+            // No boards directory: the profiles compiled into the binary.
+            None => {
+                let text = bundled::board(name).with_context(|| {
+                    format!("--board {name}: no such built-in profile (no boards directory found)")
+                })?;
+                cfg.merge(&Layer::parse(text, &format!("built-in profile {name}"))?);
+            }
+        }
     }
     let file = match file {
         Some(f) => Some(f.to_path_buf()),
@@ -636,5 +650,17 @@ mod tests {
         }
         assert!(load(Some("../etc"), None, Some(&dir)).is_err());
         assert!(load(Some("no-such-board"), None, Some(&dir)).is_err());
+    }
+
+    #[test]
+    fn without_a_boards_directory_the_built_in_profiles_load() {
+        // What `load` merges when no boards directory is found (tests/cli_config.rs runs
+        // that from an empty directory).
+        for (name, text) in bundled::BOARDS {
+            let mut c = Config::default();
+            c.merge(&Layer::parse(text, name).unwrap());
+            c.validate().unwrap();
+            assert!(c.serial.port.is_some(), "{name}");
+        }
     }
 }

@@ -15,13 +15,13 @@ use tengen_search::Evaluator;
 use crate::accel::{self, Choice};
 use crate::backend::{make_backend, BackendKind, OrtArgs};
 use crate::classic_eval::{ClassicArgs, ClassicEvaluator};
-use crate::network;
+use crate::network::{self, ModelSource};
 
 /// A network and the backend that runs it.
 #[derive(Clone, Debug)]
 pub struct NetworkSpec {
-    /// The network (`.bin.gz` or `.onnx`).
-    pub model: PathBuf,
+    /// The network (`.bin.gz`, `.onnx`, or the bundled one).
+    pub model: ModelSource,
     /// The backend asked for.
     pub backend: BackendKind,
     /// ONNX Runtime's settings, for `BackendKind::Ort`.
@@ -39,7 +39,7 @@ pub type Settled = Arc<Mutex<Option<Choice>>>;
 
 /// The classical engine's judgement, for every board size.
 pub fn classic_source(classic: ClassicArgs) -> EvaluatorSource {
-    log::info!("no --model: the classical engine judges positions");
+    log::info!("no network: the classical engine judges positions");
     Box::new(move |_size: BoardSize| {
         Ok(Arc::new(ClassicEvaluator::from_args(&classic)) as Arc<dyn Evaluator>)
     })

@@ -17,18 +17,21 @@ use tengen_rules::Rules;
 
 use crate::backend::{BackendKind, OrtArgs};
 use crate::classic_eval::ClassicArgs;
+use crate::network::ModelSource;
 use crate::setup::{EngineSpec, Evaluation, MoveSource};
 
 /// Options of `tengen gtp`.
 #[derive(Args, Debug)]
 pub struct GtpArgs {
-    /// The network (`.bin.gz` or `.onnx`). Without one, the classical engine plays, and
-    /// judges positions for the search when `--engine search` asks for a search.
+    /// The network (`.bin.gz` or `.onnx`), `bundled` or `none`. Without one, the bundled
+    /// network (if the build has one and `--engine classic` is not given); with `none`, or
+    /// without a bundled network, the classical engine plays, and judges positions for
+    /// the search when `--engine search` asks for a search.
     #[arg(long)]
     model: Option<PathBuf>,
     /// Where moves come from: `search` (MCTS over the network, or over the classical
     /// engine without one) or `classic` (the classical engine alone). Default: `search`
-    /// with `--model`, `classic` without.
+    /// with a network, `classic` without.
     #[arg(long, value_enum)]
     engine: Option<MoveSource>,
     /// Seed of the classical engine's randomness (default: from the clock, so that
@@ -138,7 +141,9 @@ pub fn run(a: GtpArgs) -> Result<()> {
         (None, Some(_)) => SgfAccess::Refused,
         (None, None) => SgfAccess::Any,
     };
-    let evaluation = Evaluation::new(a.model.as_deref(), a.backend, &a.ort, None);
+    let classic = a.engine == Some(MoveSource::Classic);
+    let model = ModelSource::choose(a.model.as_deref(), classic).context("--model")?;
+    let evaluation = Evaluation::new(model, a.backend, &a.ort, None);
     let mut spec = EngineSpec::new(evaluation).with_threads(a.threads);
     if let Some(moves) = a.engine {
         spec.moves = moves;

@@ -5,6 +5,7 @@ mod analysis;
 mod backend;
 mod bench;
 mod bench_search;
+mod bundled;
 mod classic_eval;
 mod config;
 mod convert;
@@ -22,7 +23,7 @@ use clap::{Parser, Subcommand};
 
 /// Tengen: KataGo-class Go analysis for electronic boards, kiosks and panels.
 #[derive(Parser, Debug)]
-#[command(name = "tengen", version, about, long_about = None)]
+#[command(name = "tengen", version = bundled::VERSION, about, long_about = None)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

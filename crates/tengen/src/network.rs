@@ -1,13 +1,103 @@
 //! Where the binary gets a network from: a KataGo `.bin.gz` (a graph is built for the
 //! board size at hand) or an ONNX file that follows KataGo's contract.
 
-use std::path::Path;
+use std::fmt;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use tengen_nn::model::load_model;
+use tengen_nn::model::{load_model, parse_model, ModelDesc};
 use tengen_nn::onnx::build::{build_graph, BuildOptions};
 use tengen_nn::onnx::load::{load_path, LoadedModel, DEFAULT_MAX_MODEL_BYTES};
 use tengen_rules::BoardSize;
+
+use crate::bundled::{self, BundledNet};
+
+/// Where a network comes from: a file, or the one compiled into the binary.
+#[derive(Clone, Debug)]
+pub enum ModelSource {
+    /// A `.bin.gz` or ONNX file.
+    File(PathBuf),
+    /// The network compiled into the binary.
+    Bundled(&'static BundledNet),
+}
+
+/// The word that names the bundled network where a model file is asked for.
+pub const BUNDLED: &str = "bundled";
+/// The word that names no network (the classical engine judges positions).
+pub const NONE: &str = "none";
+
+impl ModelSource {
+    /// The bundled network, if this build has one.
+    pub fn bundled() -> Option<ModelSource> {
+        bundled::NET.map(ModelSource::Bundled)
+    }
+
+    /// What a `--model` or `model =` value names: `bundled`, `none` (no network: `None`),
+    /// or a file (`./bundled` names a file of that name).
+    pub fn parse(given: &Path) -> Result<Option<ModelSource>> {
+        if given == Path::new(BUNDLED) {
+            return match ModelSource::bundled() {
+                Some(m) => Ok(Some(m)),
+                None => bail!("this build has no bundled network (feature bundled-net)"),
+            };
+        }
+        if given == Path::new(NONE) {
+            return Ok(None);
+        }
+        Ok(Some(ModelSource::File(given.to_path_buf())))
+    }
+
+    /// The network for a `--model`/`model =` value; without one, the bundled network
+    /// unless `classic` asks for the classical engine (which then needs no network).
+    pub fn choose(given: Option<&Path>, classic: bool) -> Result<Option<ModelSource>> {
+        match given {
+            Some(p) => ModelSource::parse(p),
+            None if classic => Ok(None),
+            None => Ok(ModelSource::bundled()),
+        }
+    }
+
+    /// Reads and parses a KataGo model (not an ONNX file).
+    fn katago_desc(&self) -> Result<ModelDesc> {
+        match self {
+            ModelSource::File(path) => {
+                load_model(path).with_context(|| format!("reading {}", path.display()))
+            }
+            ModelSource::Bundled(net) => {
+                parse_model(net.bytes).with_context(|| format!("reading the bundled {}", net.name))
+            }
+        }
+    }
+
+    /// The model's name as the analysis engine's `query_models` reports it (file name,
+    /// and the name without its extensions).
+    pub fn names(&self) -> (String, String) {
+        match self {
+            ModelSource::File(p) => {
+                let name = p
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                let internal = name
+                    .trim_end_matches(".gz")
+                    .trim_end_matches(".bin")
+                    .trim_end_matches(".onnx")
+                    .to_string();
+                (name, internal)
+            }
+            ModelSource::Bundled(net) => (format!("{}.bin.gz", net.name), net.name.to_string()),
+        }
+    }
+}
+
+impl fmt::Display for ModelSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ModelSource::File(p) => write!(f, "{}", p.display()),
+            ModelSource::Bundled(net) => write!(f, "the bundled network {}", net.name),
+        }
+    }
+}
 
 /// True if the file name says ONNX (`.onnx` or `.onnx.gz`).
 pub fn is_onnx(path: &Path) -> bool {
@@ -20,27 +110,32 @@ pub fn is_onnx(path: &Path) -> bool {
 
 /// The network for boards of `size`: an exact-size graph built from a KataGo model, or an
 /// ONNX file whose buffer holds the board.
-pub fn load_for_board(path: &Path, size: BoardSize) -> Result<LoadedModel> {
-    if is_onnx(path) {
-        let model = load_path(path, DEFAULT_MAX_MODEL_BYTES)
-            .with_context(|| format!("loading {}", path.display()))?;
-        let m = &model.metadata;
-        let (x, y) = (m.nn_x_len as usize, m.nn_y_len as usize);
-        if x < size.width() || y < size.height() {
-            bail!(
-                "{} is built for a {x}x{y} buffer; a {size} board does not fit",
-                path.display()
-            );
-        }
-        if m.require_exact_nn_len && (x, y) != (size.width(), size.height()) {
-            bail!(
-                "{} is an exact {x}x{y} graph without masking; it cannot evaluate a {size} board",
-                path.display()
-            );
-        }
-        return Ok(model);
+pub fn load_for_board(source: &ModelSource, size: BoardSize) -> Result<LoadedModel> {
+    let path = match source {
+        ModelSource::File(p) if is_onnx(p) => p,
+        _ => return build_for_board(source.katago_desc()?, size),
+    };
+    let model = load_path(path, DEFAULT_MAX_MODEL_BYTES)
+        .with_context(|| format!("loading {}", path.display()))?;
+    let m = &model.metadata;
+    let (x, y) = (m.nn_x_len as usize, m.nn_y_len as usize);
+    if x < size.width() || y < size.height() {
+        bail!(
+            "{} is built for a {x}x{y} buffer; a {size} board does not fit",
+            path.display()
+        );
     }
-    let desc = load_model(path).with_context(|| format!("reading {}", path.display()))?;
+    if m.require_exact_nn_len && (x, y) != (size.width(), size.height()) {
+        bail!(
+            "{} is an exact {x}x{y} graph without masking; it cannot evaluate a {size} board",
+            path.display()
+        );
+    }
+    Ok(model)
+}
+
+/// An exact-size graph for boards of `size`, built from a KataGo model.
+fn build_for_board(desc: ModelDesc, size: BoardSize) -> Result<LoadedModel> {
     let opts = BuildOptions {
         x_len: size.width(),
         y_len: size.height(),
@@ -57,17 +152,22 @@ pub fn load_for_board(path: &Path, size: BoardSize) -> Result<LoadedModel> {
 /// converting the network. A cached file that no longer loads is rebuilt; files for older
 /// versions of the same model are removed when a new one is written. ONNX files are
 /// loaded as they are.
-pub fn load_cached(path: &Path, size: BoardSize, dir: &Path) -> Result<LoadedModel> {
-    if is_onnx(path) {
-        return load_for_board(path, size);
-    }
-    let stat = std::fs::metadata(path).with_context(|| format!("reading {}", path.display()))?;
-    let stem = path
-        .file_name()
-        .map(|n| n.to_string_lossy().replace(['.', ' '], "_"))
-        .unwrap_or_default();
+pub fn load_cached(source: &ModelSource, size: BoardSize, dir: &Path) -> Result<LoadedModel> {
+    let (stem, key) = match source {
+        ModelSource::File(path) if is_onnx(path) => return load_for_board(source, size),
+        ModelSource::File(path) => {
+            let stat =
+                std::fs::metadata(path).with_context(|| format!("reading {}", path.display()))?;
+            let stem = path
+                .file_name()
+                .map(|n| n.to_string_lossy().replace(['.', ' '], "_"))
+                .unwrap_or_default();
+            (stem, file_key(path, &stat))
+        }
+        ModelSource::Bundled(net) => (format!("bundled-{}", net.name), bytes_key(net.bytes)),
+    };
     let prefix = format!("{stem}-{}x{}-", size.width(), size.height());
-    let file = dir.join(format!("{prefix}{:016x}.onnx", cache_key(path, &stat)));
+    let file = dir.join(format!("{prefix}{key:016x}.onnx"));
     if file.is_file() {
         match load_path(&file, DEFAULT_MAX_MODEL_BYTES) {
             Ok(model) => {
@@ -80,7 +180,7 @@ pub fn load_cached(path: &Path, size: BoardSize, dir: &Path) -> Result<LoadedMod
             }
         }
     }
-    let model = load_for_board(path, size)?;
+    let model = load_for_board(source, size)?;
     match store(dir, &file, &prefix, &model.to_bytes()) {
         Ok(()) => log::info!("cached the graph for {size} in {}", file.display()),
         Err(e) => log::warn!("cannot cache the graph in {}: {e}", dir.display()),
@@ -90,7 +190,7 @@ pub fn load_cached(path: &Path, size: BoardSize, dir: &Path) -> Result<LoadedMod
 
 /// Identifies the model file's contents cheaply (path, length, modification time) and the
 /// converter (Tengen's version): any change misses the cache.
-fn cache_key(path: &Path, stat: &std::fs::Metadata) -> u64 {
+fn file_key(path: &Path, stat: &std::fs::Metadata) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
     std::fs::canonicalize(path)
@@ -98,6 +198,16 @@ fn cache_key(path: &Path, stat: &std::fs::Metadata) -> u64 {
         .hash(&mut h);
     stat.len().hash(&mut h);
     stat.modified().ok().hash(&mut h);
+    env!("CARGO_PKG_VERSION").hash(&mut h);
+    h.finish()
+}
+
+/// Identifies a compiled-in model by its bytes themselves and the converter (Tengen's
+/// version), so that a binary with another bundled net never reads this one's graphs.
+fn bytes_key(bytes: &[u8]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    bytes.hash(&mut h);
     env!("CARGO_PKG_VERSION").hash(&mut h);
     h.finish()
 }

@@ -21,6 +21,7 @@ use crate::backend::{BackendKind, OrtArgs};
 use crate::classic_eval::ClassicArgs;
 use crate::config::Config;
 use crate::evaluators::{self, NetworkSpec, Settled};
+use crate::network::ModelSource;
 
 /// What judges positions for the search and for analysis.
 #[derive(Clone, Debug)]
@@ -34,14 +35,14 @@ pub enum Evaluation {
 impl Evaluation {
     /// A network's evaluation, or the classical engine's without a model.
     pub fn new(
-        model: Option<&Path>,
+        model: Option<ModelSource>,
         backend: BackendKind,
         ort: &OrtArgs,
         cache: Option<&Path>,
     ) -> Evaluation {
         match model {
             Some(m) => Evaluation::Network(NetworkSpec {
-                model: m.to_path_buf(),
+                model: m,
                 backend,
                 ort: ort.clone(),
                 cache: cache.map(Path::to_path_buf),
@@ -169,7 +170,9 @@ impl EngineSpec {
             e.fp16,
             Some(cache.join("tensorrt")),
         );
-        let evaluation = Evaluation::new(e.model.as_deref(), backend, &ort, Some(&cache));
+        let classic = e.mode.as_deref() == Some("classic");
+        let model = ModelSource::choose(e.model.as_deref(), classic).context("engine.model")?;
+        let evaluation = Evaluation::new(model, backend, &ort, Some(&cache));
         let mut spec = EngineSpec::new(evaluation).with_threads(e.threads as usize);
         if let Some(mode) = &e.mode {
             spec.moves = mode
@@ -264,9 +267,7 @@ impl EngineSpec {
         match (&self.evaluation, self.moves) {
             (Evaluation::Network(n), MoveSource::Search) => format!(
                 "search over {} ({}, {} threads)",
-                n.model.display(),
-                n.backend,
-                self.threads
+                n.model, n.backend, self.threads
             ),
             (Evaluation::Classic, MoveSource::Search) => {
                 format!("search over the classical engine (level {level})")
@@ -296,8 +297,32 @@ mod tests {
     }
 
     #[test]
-    fn the_appliance_defaults_to_the_classical_engine_without_a_model() {
+    fn without_a_model_the_appliance_plays_the_bundled_network_if_built_in() {
         let s = spec("");
+        match ModelSource::bundled() {
+            Some(_) => {
+                let Evaluation::Network(n) = &s.evaluation else {
+                    panic!("no network: {:?}", s.evaluation)
+                };
+                assert!(matches!(n.model, ModelSource::Bundled(_)));
+                assert_eq!(n.cache.as_deref(), Some(Path::new("/state/cache")));
+                assert_eq!(s.moves, MoveSource::Search);
+                assert!(s.describe().contains("the bundled network g170-b6c96"));
+                let s = spec("[engine]\nmodel = \"bundled\"\nmode = \"classic\"\n");
+                assert!(matches!(s.evaluation, Evaluation::Network(_)));
+            }
+            None => {
+                assert!(matches!(s.evaluation, Evaluation::Classic));
+                let mut cfg = Config::default();
+                cfg.merge(&Layer::parse("[engine]\nmodel = \"bundled\"\n", "t").unwrap());
+                assert!(EngineSpec::from_config(&cfg, Path::new("/s")).is_err());
+            }
+        }
+    }
+
+    #[test]
+    fn the_classic_mode_or_no_network_plays_the_classical_engine() {
+        let s = spec("[engine]\nmode = \"classic\"\n");
         assert!(matches!(s.evaluation, Evaluation::Classic));
         assert_eq!(s.moves, MoveSource::Classic);
         assert_eq!((s.threads, s.batching.max_batch), (2, 8));
@@ -315,7 +340,7 @@ mod tests {
         assert!(matches!(c.status, Decider::Classic(_)));
         assert_eq!(s.describe(), "classical engine (level 10)");
 
-        let s = spec("[engine]\nmode = \"search\"\nlevel = 4\n");
+        let s = spec("[engine]\nmodel = \"none\"\nmode = \"search\"\nlevel = 4\n");
         assert_eq!(s.moves, MoveSource::Search);
         assert_eq!(s.classic.level, 4);
         let c = s.engine_config();
