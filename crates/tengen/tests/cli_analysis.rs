@@ -1,5 +1,5 @@
-//! `tengen analysis` over pipes: KataGo's JSON protocol with the classical evaluator (no
-//! network needed): every analysed turn gets exactly one final response, partial reports
+//! `tengen analysis` over pipes: KataGo's JSON protocol with the classical evaluator
+//! (`--model none`): every analysed turn gets exactly one final response, partial reports
 //! are marked, actions are echoed, bad queries get errors naming the field, and
 //! terminated queries still finish exactly once.
 
@@ -12,6 +12,8 @@ use serde_json::Value;
 fn run(args: &[&str], input: impl AsRef<[u8]>) -> Vec<Value> {
     let mut child = Command::new(env!("CARGO_BIN_EXE_tengen"))
         .arg("analysis")
+        // The protocol is under test: the classical judgement answers fast.
+        .args(["--model", "none"])
         .args(args)
         .env("RUST_LOG", "error")
         .stdin(Stdio::piped())

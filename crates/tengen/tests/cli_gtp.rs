@@ -1,7 +1,7 @@
 //! `tengen gtp` over pipes, as a controller drives it: a game with ids, clocks, undo,
 //! handicap and an SGF round trip, and malformed input that gets `?` replies while the
-//! engine keeps serving. Without `--model` (the classical engine) so it runs anywhere;
-//! one session with the real network when ../shared is present.
+//! engine keeps serving. With `--model none` (the classical engine) so it runs fast;
+//! sessions with the real network when ../shared is present, and with the bundled one.
 
 mod support;
 
@@ -16,6 +16,16 @@ fn walled_game() -> String {
         script.push_str(&format!("play b E{row}\nplay w F{row}\n"));
     }
     script
+}
+
+/// `--model none` unless `args` name a model: these sessions test the protocol, and the
+/// classical engine (no network) answers in a fraction of the bundled network's time.
+fn no_network_unless_named(args: &[&str]) -> &'static [&'static str] {
+    if args.contains(&"--model") {
+        &[]
+    } else {
+        &["--model", "none"]
+    }
 }
 
 /// Sends `input` to `tengen gtp ARGS` and returns the replies (each without its blank line).
@@ -184,6 +194,7 @@ fn timed_session<C: AsRef<[u8]>>(
 ) -> String {
     let mut child = Command::new(env!("CARGO_BIN_EXE_tengen"))
         .arg("gtp")
+        .args(no_network_unless_named(args))
         .args(args)
         .env("RUST_LOG", "error")
         .stdin(Stdio::piped())
@@ -285,6 +296,7 @@ fn server(args: &[&str]) -> (std::process::Child, String) {
     use std::io::BufRead;
     let mut child = Command::new(env!("CARGO_BIN_EXE_tengen"))
         .args(["gtp", "--listen", "127.0.0.1:0", "--visits", "20"])
+        .args(no_network_unless_named(args))
         .args(args)
         .env("RUST_LOG", "info")
         .stdin(Stdio::null())
@@ -657,4 +669,86 @@ fn the_search_runs_over_the_classical_engine() {
     // The classical judgement stands in for the network's outputs.
     let raw = &r[r.len() - 2];
     assert!(raw.contains("whiteWin") && raw.contains("policy"), "{raw}");
+}
+
+/// `tengen gtp ARGS` over `script` with the log at info: (replies, log).
+fn logged_session(args: &[&str], script: &str) -> (Vec<String>, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tengen"))
+        .arg("gtp")
+        .args(args)
+        .env("RUST_LOG", "info")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("tengen runs");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(script.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let replies = String::from_utf8(out.stdout)
+        .unwrap()
+        .trim_end_matches('\n')
+        .split("\n\n")
+        .map(str::to_string)
+        .collect();
+    (replies, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[cfg(feature = "bundled-net")]
+#[test]
+fn without_a_model_the_bundled_network_plays() {
+    // The raw outputs before the move: the search's move varies between runs.
+    let script = "boardsize 9\nclear_board\nplay b E5\nkata-raw-nn 0\ngenmove w\nquit\n";
+    let (r, log) = logged_session(&["--visits", "20"], script);
+    assert!(log.contains("loaded model g170-b6c96"), "{log}");
+    let mv = &r[r.len() - 2];
+    assert!(
+        mv.starts_with("= ") && mv != "= pass" && mv != "= resign" && mv != "= E5",
+        "{mv}"
+    );
+    let raw = &r[r.len() - 3];
+    assert!(raw.contains("whiteWin") && raw.contains("policy"), "{raw}");
+    // The network's outputs, not the classical judgement's.
+    let (classic, _) = logged_session(&["--model", "none"], script);
+    assert_ne!(raw, &classic[classic.len() - 3]);
+    // The same network as the file it was built from.
+    if let Some(model) = shared_model() {
+        let (from_file, _) = logged_session(&["--model", model.to_str().unwrap()], script);
+        assert_eq!(raw, &from_file[from_file.len() - 3]);
+    }
+    // `--engine classic` plays the classical engine and loads no network.
+    let (_, log) = logged_session(&["--engine", "classic"], "genmove b\nquit\n");
+    assert!(!log.contains("loaded model"), "{log}");
+}
+
+#[test]
+fn the_version_names_the_bundled_network() {
+    let out = Command::new(env!("CARGO_BIN_EXE_tengen"))
+        .arg("--version")
+        .output()
+        .expect("tengen runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let bundled = if cfg!(feature = "bundled-net") {
+        "(bundled network: g170-b6c96)"
+    } else {
+        "(no bundled network)"
+    };
+    assert!(text.contains(bundled), "{text}");
+}
+
+#[cfg(not(feature = "bundled-net"))]
+#[test]
+fn without_the_bundled_network_bundled_is_refused() {
+    let out = Command::new(env!("CARGO_BIN_EXE_tengen"))
+        .args(["gtp", "--model", "bundled"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("tengen runs");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no bundled network"));
 }

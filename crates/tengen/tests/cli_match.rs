@@ -8,7 +8,10 @@ use std::time::{Duration, Instant};
 #[test]
 fn a_short_match_is_played_recorded_and_counted() {
     let dir = tempfile::tempdir().unwrap();
-    let engine = format!("{} gtp --visits 8", env!("CARGO_BIN_EXE_tengen"));
+    let engine = format!(
+        "{} gtp --model none --visits 8",
+        env!("CARGO_BIN_EXE_tengen")
+    );
     let out = Command::new(env!("CARGO_BIN_EXE_tengen"))
         .args([
             "match",

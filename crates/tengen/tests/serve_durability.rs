@@ -93,17 +93,14 @@ impl Rig {
     fn new(dir: &Path, fs: Tmpfs, mqtt_port: u16) -> Rig {
         let state = fs.path.join("state");
         let config = dir.join("tengen.toml");
-        std::fs::write(
-            &config,
-            format!(
-                "[mqtt]\nhost = \"127.0.0.1\"\nport = {mqtt_port}\ndevice_id = \"test\"\n\
-                 keep_alive = 5\n\n[serial]\nport = \"{}\"\n\n\
-                 [game]\nsize = 19\nkomi = 7.5\nengine = \"none\"\n\n[state]\ndir = \"{}\"\n",
-                dir.join("board").display(),
-                state.display()
-            ),
-        )
-        .unwrap();
+        let text = format!(
+            "[mqtt]\nhost = \"127.0.0.1\"\nport = {mqtt_port}\ndevice_id = \"test\"\n\
+             keep_alive = 5\n\n[serial]\nport = \"{}\"\n\n\
+             [game]\nsize = 19\nkomi = 7.5\nengine = \"none\"\n\n[state]\ndir = \"{}\"\n",
+            dir.join("board").display(),
+            state.display()
+        );
+        std::fs::write(&config, support::config::without_network(&text)).unwrap();
         let obs = Observer::connect(mqtt_port, "durability");
         Rig {
             dir: dir.to_path_buf(),

@@ -33,7 +33,8 @@ fn write_config(dir: &Path, extra: &str) -> PathBuf {
         dir.join("board").display(),
         dir.join("state").display()
     );
-    std::fs::write(&path, text).expect("cannot write the configuration");
+    std::fs::write(&path, support::config::without_network(&text))
+        .expect("cannot write the configuration");
     path
 }
 

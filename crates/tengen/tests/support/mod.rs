@@ -1,5 +1,6 @@
 //! Helpers shared by the integration tests and benchmarks.
 
+pub mod config;
 pub mod mqtt;
 pub mod serial;
 pub mod shared;

@@ -2,7 +2,6 @@
 //! tests and the latency benchmark.
 #![allow(dead_code)]
 
-use std::io::Write;
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -222,14 +221,12 @@ impl Daemon {
     /// `mqtt` adds keys to the `[mqtt]` table, `extra` adds tables.
     pub fn start_with(dir: &Path, port: u16, mqtt: &str, extra: &str) -> Daemon {
         let cfg = dir.join("tengen.toml");
-        let mut f = std::fs::File::create(&cfg).unwrap();
-        write!(
-            f,
+        let text = format!(
             "[mqtt]\nhost = \"127.0.0.1\"\nport = {port}\ndevice_id = \"test\"\nkeep_alive = 5\n\
              {mqtt}\n[state]\ndir = \"{}\"\n{extra}",
             dir.join("state").display()
-        )
-        .unwrap();
+        );
+        std::fs::write(&cfg, super::config::without_network(&text)).unwrap();
         let log = dir.join("daemon.log");
         let child = Command::new(env!("CARGO_BIN_EXE_tengen"))
             .args(["serve", "--config"])
