@@ -163,7 +163,9 @@ s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 s.bind(sock_path)
 s.settimeout(120)
 started = time.monotonic()
-p = subprocess.Popen(cmd, env=dict(os.environ, NOTIFY_SOCKET=sock_path, RUST_LOG="warn"))
+log = tempfile.TemporaryFile()
+p = subprocess.Popen(cmd, env=dict(os.environ, NOTIFY_SOCKET=sock_path, RUST_LOG="info"),
+                     stderr=log)
 try:
     while "READY=1" not in s.recv(4096).decode():
         pass
@@ -173,9 +175,14 @@ except socket.timeout:
 ready = time.monotonic() - started
 p.send_signal(signal.SIGTERM)
 code = p.wait(30)
+log.seek(0)
+text = log.read().decode(errors="replace")
 if code != 0:
-    sys.exit(f"the installed daemon exited with {code} on SIGTERM")
-print(f"installed daemon ready in {ready:.2f} s, stopped cleanly")
+    sys.exit(f"the installed daemon exited with {code} on SIGTERM:\n{text}")
+# The packaged configuration names no network: the one built into the binary plays.
+if "the bundled network" not in text:
+    sys.exit(f"the installed daemon does not play the bundled network:\n{text}")
+print(f"installed daemon ready in {ready:.2f} s with the bundled network, stopped cleanly")
 EOF
     echo "deb install: $(basename "$deb") installed into a throw-away root; user created; configuration 0640 root:tengen; unit enabled; daemon started and stopped"
 }
