@@ -743,7 +743,10 @@ fn the_version_names_the_bundled_network() {
 
 #[cfg(not(feature = "bundled-net"))]
 #[test]
-fn without_the_bundled_network_bundled_is_refused() {
+fn without_the_bundled_network_no_model_plays_the_classical_engine() {
+    let (r, log) = logged_session(&[], "boardsize 9\ngenmove b\nquit\n");
+    assert!(r[1].starts_with("= "), "{r:?}");
+    assert!(!log.contains("loaded model"), "{log}");
     let out = Command::new(env!("CARGO_BIN_EXE_tengen"))
         .args(["gtp", "--model", "bundled"])
         .stdin(Stdio::null())
