@@ -27,6 +27,7 @@ port = "$D/board"
 [game]
 engine = "none"
 [engine]
+model = "none"
 mode = "search"
 visits = 10000000
 max_visits = 10000000
