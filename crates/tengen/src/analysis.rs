@@ -177,6 +177,9 @@ pub fn run(mut a: AnalysisArgs) -> Result<()> {
         batching,
         ..EngineSpec::new(evaluation).with_threads(threads)
     };
+    if let Evaluation::Network(n) = &spec.evaluation {
+        log::info!("network: {}", n.model);
+    }
     let (source, _) = spec.evaluator_source();
     let defaults = Defaults {
         params: SearchParams {

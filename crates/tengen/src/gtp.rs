@@ -162,6 +162,7 @@ pub fn run(a: GtpArgs) -> Result<()> {
         sgf_access,
         ..spec.engine_config()
     };
+    log::info!("engine: {}", spec.describe());
     let (mut engine, _) = spec.engine(config)?;
     for p in &a.params {
         let (key, value) = p

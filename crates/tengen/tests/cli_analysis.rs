@@ -10,12 +10,16 @@ use std::process::{Command, Stdio};
 use serde_json::Value;
 
 fn run(args: &[&str], input: impl AsRef<[u8]>) -> Vec<Value> {
+    // The protocol is under test: the classical judgement answers fast.
+    run_logged(&[&["--model", "none"], args].concat(), input, "error").0
+}
+
+/// `tengen analysis ARGS` over `input` with the log at `log`: the response lines and the log.
+fn run_logged(args: &[&str], input: impl AsRef<[u8]>, log: &str) -> (Vec<Value>, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_tengen"))
         .arg("analysis")
-        // The protocol is under test: the classical judgement answers fast.
-        .args(["--model", "none"])
         .args(args)
-        .env("RUST_LOG", "error")
+        .env("RUST_LOG", log)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -33,11 +37,32 @@ fn run(args: &[&str], input: impl AsRef<[u8]>) -> Vec<Value> {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8(out.stdout)
+    let lines = String::from_utf8(out.stdout)
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str(l).expect("every line is JSON"))
-        .collect()
+        .collect();
+    (lines, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[cfg(feature = "bundled-net")]
+#[test]
+fn without_a_model_the_bundled_network_analyses() {
+    let input = [
+        r#"{"id":"m","action":"query_models"}"#,
+        r#"{"id":"q","moves":[["B","E5"]],"rules":"chinese","komi":7,"boardXSize":9,"boardYSize":9,"maxVisits":8}"#,
+    ]
+    .join("\n");
+    let (out, log) = run_logged(&[], format!("{input}\n"), "info");
+    assert!(
+        log.contains("network: the bundled network g170-b6c96")
+            && log.contains("loaded model g170-b6c96"),
+        "{log}"
+    );
+    let models = &out.iter().find(|v| v["id"] == "m").unwrap()["models"];
+    assert_eq!(models[0]["internalName"], "g170-b6c96", "{models}");
+    let q = out.iter().find(|v| v["id"] == "q").unwrap();
+    assert!(q["rootInfo"]["winrate"].is_number(), "{q}");
 }
 
 #[test]

@@ -705,7 +705,11 @@ fn without_a_model_the_bundled_network_plays() {
     // The raw outputs before the move: the search's move varies between runs.
     let script = "boardsize 9\nclear_board\nplay b E5\nkata-raw-nn 0\ngenmove w\nquit\n";
     let (r, log) = logged_session(&["--visits", "20"], script);
-    assert!(log.contains("loaded model g170-b6c96"), "{log}");
+    assert!(
+        log.contains("engine: search over the bundled network g170-b6c96")
+            && log.contains("loaded model g170-b6c96"),
+        "{log}"
+    );
     let mv = &r[r.len() - 2];
     assert!(
         mv.starts_with("= ") && mv != "= pass" && mv != "= resign" && mv != "= E5",
