@@ -390,9 +390,16 @@ fn connects_over_tls_with_a_password() {
 
 #[test]
 fn a_flood_of_commands_is_answered_or_alerted_one_by_one() {
-    let Some((dir, broker)) = setup("a_flood_of_commands") else {
+    if !have("mosquitto") {
+        eprintln!("a_flood_of_commands skipped: mosquitto not installed");
         return;
-    };
+    }
+    // Mosquitto drops, unannounced, what it holds beyond 1,000 messages for a client that
+    // reads slower than they come (max_queued_messages): on a loaded machine that is the
+    // observer or the daemon here. This test is about the daemon's answers, so the broker
+    // keeps everything.
+    let dir = tempfile::tempdir().unwrap();
+    let broker = Broker::start_with(dir.path(), free_port(), "max_queued_messages 0\n");
     let obs = Observer::connect(broker.port, "obs");
     let _daemon = Daemon::start_with(
         dir.path(),
