@@ -43,6 +43,9 @@ pub const COMMANDS: &[&str] = &[
     "loadsgf",
     "printsgf",
     "cputime",
+    "get_komi",
+    "clear_cache",
+    "stop",
     "kata-raw-nn",
     "kata-list-params",
     "kata-get-param",
@@ -141,6 +144,12 @@ pub enum Command {
     Printsgf,
     /// `cputime`.
     Cputime,
+    /// `get_komi`.
+    GetKomi,
+    /// `clear_cache`: forget cached network evaluations.
+    ClearCache,
+    /// `stop`: end a running search (sent by Lizzie-family clients).
+    Stop,
     /// `kata-raw-nn [COLOR] all|SYMMETRY [OPTIMISM]`.
     KataRawNn {
         /// Whose view (default: the player to move).
@@ -438,6 +447,9 @@ impl Command {
             }
             "printsgf" => C::Printsgf,
             "cputime" => C::Cputime,
+            "get_komi" => C::GetKomi,
+            "clear_cache" => C::ClearCache,
+            "stop" => C::Stop,
             "kata-raw-nn" => raw_nn(args)?,
             "kata-list-params" => C::KataListParams,
             "kata-get-param" => {
@@ -505,6 +517,9 @@ impl Command {
             C::Loadsgf { .. } => "loadsgf",
             C::Printsgf => "printsgf",
             C::Cputime => "cputime",
+            C::GetKomi => "get_komi",
+            C::ClearCache => "clear_cache",
+            C::Stop => "stop",
             C::KataRawNn { .. } => "kata-raw-nn",
             C::KataListParams => "kata-list-params",
             C::KataGetParam(_) => "kata-get-param",
@@ -557,6 +572,9 @@ impl Command {
             | C::KataGetRules
             | C::Printsgf
             | C::Cputime
+            | C::GetKomi
+            | C::ClearCache
+            | C::Stop
             | C::KataRawNn { .. }
             | C::KataListParams
             | C::KataGetParam(_)
@@ -623,6 +641,9 @@ impl Command {
             },
             C::Printsgf,
             C::Cputime,
+            C::GetKomi,
+            C::ClearCache,
+            C::Stop,
             C::KataRawNn {
                 player: Some(Player::White),
                 symmetry: Some(3),
@@ -719,6 +740,9 @@ impl fmt::Display for Command {
             | C::KataGetRules
             | C::Printsgf
             | C::Cputime
+            | C::GetKomi
+            | C::ClearCache
+            | C::Stop
             | C::KataListParams
             | C::GoguiAnalyzeCommands
             | C::TengenOwnership

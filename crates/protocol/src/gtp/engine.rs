@@ -346,6 +346,16 @@ impl Engine {
             C::Loadsgf { file, upto } => self.loadsgf(file, *upto).map(done),
             C::Printsgf => Ok(sgf::save(&self.game)),
             C::Cputime => Ok(format!("{:.3}", cpu_seconds())),
+            C::GetKomi => Ok(self.game.rules().komi.to_string()),
+            C::ClearCache => {
+                self.search.stop();
+                self.evaluator.clear_cache();
+                Ok(String::new())
+            }
+            C::Stop => {
+                self.search.stop();
+                Ok(String::new())
+            }
             C::KataRawNn {
                 player,
                 symmetry,
