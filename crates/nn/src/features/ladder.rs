@@ -10,7 +10,9 @@
 //! the board area counts as captured and one that plays more than 25,000 moves gives up
 //! (not captured). The answer does not depend on the order moves are tried in, except
 //! through that budget: KataGo orders equal candidates by its internal chain lists, so a
-//! search that gives up (never seen in practice) might disagree with KataGo's.
+//! search that gives up (never seen in practice) might disagree with KataGo's. One of
+//! KataGo's shortcuts depends on that order too (see [`Lists::defender_moves`]); Tengen
+//! takes the order-free reading, so mirror images of a position read alike.
 //!
 //! Searches play on copies of the board (one per depth, reused), never on the caller's.
 
@@ -391,8 +393,13 @@ impl Lists {
         }
         push_liberties(b, loc, &mut self.buf, start);
         let len = self.buf.len() - start;
-        let last = *self.buf.last()?;
-        let (lower, upper) = liberty_bounds_after_play(b, last, defender);
+        // The bounds are taken at the chain's own liberty, the one move certain to join
+        // the chain. KataGo takes them at the last move listed, which is a capture when the
+        // liberty is also a capturing point; that depends on its chain order, so it can
+        // differ between mirror images of one position, and it may call an escape for a
+        // capture elsewhere that does not join the chain.
+        let lib = b.atari_liberty(loc)?;
+        let (lower, upper) = liberty_bounds_after_play(b, lib, defender);
         if lower >= 3 {
             return Some(false);
         }
