@@ -14,18 +14,15 @@ use tengen_search::SearchParams;
 
 use crate::backend::{BackendKind, OrtArgs};
 use crate::gtp::read_bounded;
+use crate::katago_args::KataArgs;
+use crate::katago_keys::Tool;
+use crate::logging::{self, Logged};
 use crate::network::ModelSource;
 use crate::setup::{EngineSpec, Evaluation};
 
 /// Options of `tengen analysis`.
 #[derive(Args, Debug)]
 pub struct AnalysisArgs {
-    /// A KataGo-style analysis config (`key = value` lines, `#` comments): numAnalysisThreads,
-    /// numSearchThreads, maxVisits, analysisPVLen, reportAnalysisWinratesAs, wideRootNoise,
-    /// nnMaxBatchSize, nnCacheSizePowerOfTwo.
-    /// Command-line flags given explicitly win over the file.
-    #[arg(long)]
-    config: Option<PathBuf>,
     /// The network (`.bin.gz` or `.onnx`), `bundled` (the default when the build has one)
     /// or `none` (the classical engine judges positions).
     #[arg(long)]
@@ -33,21 +30,24 @@ pub struct AnalysisArgs {
     /// Network backend: `tract`, or `ort` when built with the `ort` feature.
     #[arg(long, default_value = "tract")]
     backend: BackendKind,
-    /// Positions searched at once.
-    #[arg(long, default_value_t = 1)]
-    analysis_threads: usize,
-    /// Search threads per position (the backend gets as many cores).
-    #[arg(long, default_value_t = 1)]
-    search_threads: usize,
-    /// Visits when a query gives no maxVisits.
-    #[arg(long, default_value_t = 500)]
-    max_visits: u64,
-    /// PV length when a query gives no analysisPVLen.
-    #[arg(long, default_value_t = 15)]
-    pv_len: usize,
-    /// Whose view values are reported from: BLACK, WHITE or SIDETOMOVE.
-    #[arg(long, default_value = "BLACK")]
-    report_analysis_winrates_as: String,
+    /// Positions searched at once. Default: the config's numAnalysisThreads, else 1.
+    #[arg(long)]
+    analysis_threads: Option<usize>,
+    /// Search threads per position (the backend gets as many cores). Default: the config's
+    /// numSearchThreads, else 1.
+    #[arg(long)]
+    search_threads: Option<usize>,
+    /// Visits when a query gives no maxVisits. Default: the config's maxVisits, else 500.
+    #[arg(long)]
+    max_visits: Option<u64>,
+    /// PV length when a query gives no analysisPVLen. Default: the config's analysisPVLen,
+    /// else 15.
+    #[arg(long)]
+    pv_len: Option<usize>,
+    /// Whose view values are reported from: BLACK, WHITE or SIDETOMOVE. Default: the
+    /// config's reportAnalysisWinratesAs, else BLACK.
+    #[arg(long)]
+    report_analysis_winrates_as: Option<Perspective>,
     /// At end of input, drop queued and running queries instead of finishing them.
     #[arg(long)]
     quit_without_waiting: bool,
@@ -58,107 +58,37 @@ pub struct AnalysisArgs {
     max_queue_mb: u64,
     #[command(flatten)]
     ort: OrtArgs,
-}
-
-impl AnalysisArgs {
-    /// The command-line defaults (threads, search threads, visits, PV length, perspective).
-    fn defaults() -> (usize, usize, u64, usize, String) {
-        (1, 1, 500, 15, "BLACK".to_string())
-    }
-}
-
-/// Settings read from a KataGo-style config file.
-#[derive(Debug, Default, PartialEq)]
-struct FileConfig {
-    analysis_threads: Option<usize>,
-    search_threads: Option<usize>,
-    max_visits: Option<u64>,
-    pv_len: Option<usize>,
-    report_as: Option<String>,
-    wide_root_noise: Option<f64>,
-    max_batch: Option<usize>,
-    cache_power: Option<u32>,
-}
-
-/// Reads `key = value` lines; unknown keys are logged and ignored, bad values are errors
-/// naming the key and line.
-fn read_config(text: &str) -> Result<FileConfig> {
-    let mut c = FileConfig::default();
-    for (n, raw) in text.lines().enumerate() {
-        let line = raw.split('#').next().unwrap_or("").trim();
-        if line.is_empty() {
-            continue;
-        }
-        let (key, value) = line
-            .split_once('=')
-            .map(|(k, v)| (k.trim(), v.trim()))
-            .with_context(|| format!("line {}: expected key = value", n + 1))?;
-        let bad = || anyhow::anyhow!("line {}: bad value {value:?} for {key}", n + 1);
-        match key {
-            "numAnalysisThreads" => c.analysis_threads = Some(value.parse().map_err(|_| bad())?),
-            "numSearchThreads" => c.search_threads = Some(value.parse().map_err(|_| bad())?),
-            "maxVisits" => c.max_visits = Some(value.parse().map_err(|_| bad())?),
-            "analysisPVLen" => c.pv_len = Some(value.parse().map_err(|_| bad())?),
-            "reportAnalysisWinratesAs" => c.report_as = Some(value.to_string()),
-            "wideRootNoise" => c.wide_root_noise = Some(value.parse().map_err(|_| bad())?),
-            "nnMaxBatchSize" => c.max_batch = Some(value.parse().map_err(|_| bad())?),
-            "nnCacheSizePowerOfTwo" => {
-                let p: u32 = value.parse().map_err(|_| bad())?;
-                if p > 30 {
-                    return Err(bad());
-                }
-                c.cache_power = Some(p);
-            }
-            _ => log::warn!(
-                "config line {}: {key} is not used by tengen analysis",
-                n + 1
-            ),
-        }
-    }
-    Ok(c)
+    #[command(flatten)]
+    katago: KataArgs,
 }
 
 /// Runs `tengen analysis`.
-pub fn run(mut a: AnalysisArgs) -> Result<()> {
-    let mut wide_root_noise = 0.04;
-    let mut batching = EvaluatorConfig::default();
-    let mut batch_from_file = false;
-    if let Some(path) = &a.config {
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        let c = read_config(&text).with_context(|| format!("in {}", path.display()))?;
-        // The file fills in what the command line left at its default.
-        let d = AnalysisArgs::defaults();
-        if a.analysis_threads == d.0 {
-            a.analysis_threads = c.analysis_threads.unwrap_or(a.analysis_threads);
-        }
-        if a.search_threads == d.1 {
-            a.search_threads = c.search_threads.unwrap_or(a.search_threads);
-        }
-        if a.max_visits == d.2 {
-            a.max_visits = c.max_visits.unwrap_or(a.max_visits);
-        }
-        if a.pv_len == d.3 {
-            a.pv_len = c.pv_len.unwrap_or(a.pv_len);
-        }
-        if a.report_analysis_winrates_as == d.4 {
-            a.report_analysis_winrates_as = c.report_as.unwrap_or(a.report_analysis_winrates_as);
-        }
-        wide_root_noise = c.wide_root_noise.unwrap_or(wide_root_noise);
-        if let Some(b) = c.max_batch {
-            batching.max_batch = b.max(1);
-            batch_from_file = true;
-        }
-        if let Some(p) = c.cache_power {
-            batching.cache_entries = 1 << p;
-        }
+pub fn run(a: AnalysisArgs) -> Result<()> {
+    let (settings, report) = a.katago.settings(Tool::Analysis)?;
+    if let Some(file) = logging::init(&settings.log, "analysis")? {
+        log::info!("logging to {}", file.display());
     }
-    let perspective: Perspective = a
+    report.log(Tool::Analysis);
+    // Command-line flags win over the config, which wins over the defaults.
+    let analysis_threads = a
+        .analysis_threads
+        .or(settings.analysis_threads)
+        .unwrap_or(1);
+    let threads = a.search_threads.or(settings.threads).unwrap_or(1).max(1);
+    let max_visits = a.max_visits.or(settings.max_visits).unwrap_or(500);
+    let pv_len = a.pv_len.or(settings.pv_len).unwrap_or(15);
+    let perspective = a
         .report_analysis_winrates_as
-        .parse()
-        .map_err(anyhow::Error::msg)
-        .context("--report-analysis-winrates-as")?;
-    let threads = a.search_threads.max(1);
+        .or(settings.report_as)
+        .unwrap_or(Perspective::Black);
+    let mut batching = EvaluatorConfig::default();
+    // Every search thread of every analysis thread may wait on the network at once.
+    batching.max_batch = settings
+        .max_batch
+        .unwrap_or(threads * analysis_threads.max(1));
+    if let Some(c) = settings.cache_entries {
+        batching.cache_entries = c;
+    }
     let model = ModelSource::choose(a.model.as_deref(), false).context("--model")?;
     let models = match &model {
         Some(m) => {
@@ -168,10 +98,6 @@ pub fn run(mut a: AnalysisArgs) -> Result<()> {
         }
         None => json!([]),
     };
-    if !batch_from_file {
-        // Every search thread of every analysis thread may wait on the network at once.
-        batching.max_batch = threads * a.analysis_threads.max(1);
-    }
     let evaluation = Evaluation::new(model, a.backend, &a.ort, None);
     let spec = EngineSpec {
         batching,
@@ -181,22 +107,29 @@ pub fn run(mut a: AnalysisArgs) -> Result<()> {
         log::info!("network: {}", n.model);
     }
     let (source, _) = spec.evaluator_source();
-    let defaults = Defaults {
-        params: SearchParams {
-            wide_root_noise,
-            ..spec.search_params()
-        },
-        max_visits: a.max_visits.max(1),
-        pv_len: a.pv_len,
+    let mut params = SearchParams {
+        // KataGo's analysis engine looks at more moves than its GTP engine.
+        wide_root_noise: 0.04,
+        ..spec.search_params()
     };
+    for setting in &settings.search {
+        setting.apply(&mut params);
+    }
+    let defaults = Defaults {
+        params,
+        max_visits: max_visits.max(1),
+        pv_len,
+    };
+    let out = Logged::new(std::io::stdout(), "response:", settings.log.responses);
     let engine = AnalysisEngine::new(
         source,
-        a.analysis_threads,
+        analysis_threads,
         perspective,
-        Box::new(std::io::stdout()),
+        Box::new(out),
         usize::try_from(a.max_queue_mb << 20).unwrap_or(usize::MAX),
     );
-    let mut input = BufReader::new(std::io::stdin());
+    let input = Logged::new(std::io::stdin(), "request:", settings.log.requests);
+    let mut input = BufReader::new(input);
     while let Some(line) = read_bounded(&mut input, MAX_QUERY_LINE_BYTES)? {
         let Ok(line) = line else {
             // Only an over-long line is refused; it was skipped without being stored.
@@ -209,22 +142,4 @@ pub fn run(mut a: AnalysisArgs) -> Result<()> {
     }
     engine.finish(!a.quit_without_waiting);
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn config_lines_are_read_and_bad_ones_named() {
-        let c = read_config("# KataGo analysis config\nnumAnalysisThreads = 2\nmaxVisits=100 # per query\nreportAnalysisWinratesAs = SIDETOMOVE\nnnCacheSizePowerOfTwo = 20\nnnMaxBatchSize = 8\n").unwrap();
-        assert_eq!(c.cache_power, Some(20));
-        assert_eq!(c.max_batch, Some(8));
-        assert_eq!(c.analysis_threads, Some(2));
-        assert_eq!(c.max_visits, Some(100));
-        assert_eq!(c.report_as.as_deref(), Some("SIDETOMOVE"));
-        let e = read_config("maxVisits = lots\n").unwrap_err().to_string();
-        assert!(e.contains("maxVisits") && e.contains("line 1"), "{e}");
-        assert!(read_config("just words\n").is_err());
-    }
 }

@@ -17,6 +17,9 @@ use tengen_rules::Rules;
 
 use crate::backend::{BackendKind, OrtArgs};
 use crate::classic_eval::ClassicArgs;
+use crate::katago_args::KataArgs;
+use crate::katago_keys::{Settings, Tool};
+use crate::logging::{self, Logged};
 use crate::network::ModelSource;
 use crate::setup::{EngineSpec, Evaluation, MoveSource};
 
@@ -43,19 +46,21 @@ pub struct GtpArgs {
     /// Network backend: `tract`, or `ort` when built with the `ort` feature.
     #[arg(long, default_value = "tract")]
     backend: BackendKind,
-    /// Search threads (the backend gets as many cores).
-    #[arg(long, default_value_t = 1)]
-    threads: usize,
-    /// Visits per move when no clock is set.
-    #[arg(long, default_value_t = 800)]
-    visits: u64,
+    /// Search threads (the backend gets as many cores). Default: the config's
+    /// numSearchThreads, else 1.
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Visits per move when no clock is set. Default: the config's maxVisits, else 800.
+    #[arg(long)]
+    visits: Option<u64>,
     /// Seconds per move when no clock is set, instead of a visit count (the search
     /// still stops early once the best move is decided).
     #[arg(long)]
     move_time: Option<f64>,
-    /// Rules of a new game (any name `tengen rules` accepts).
-    #[arg(long, default_value = "chinese")]
-    rules: String,
+    /// Rules of a new game (any name `tengen rules` accepts). Default: the config's rules
+    /// keys, else chinese.
+    #[arg(long)]
+    rules: Option<String>,
     /// Never resign.
     #[arg(long)]
     no_resign: bool,
@@ -80,6 +85,12 @@ pub struct GtpArgs {
     sgf_dir: Option<PathBuf>,
     #[command(flatten)]
     ort: OrtArgs,
+    #[command(flatten)]
+    katago: KataArgs,
+    /// What GTP `version` answers (KataGo's `-override-version`); wins over the config's
+    /// gtpVersion.
+    #[arg(long, value_name = "VERSION")]
+    override_version: Option<String>,
 }
 
 /// Reads one line of at most `max` bytes, consuming the rest of an over-long line
@@ -124,7 +135,15 @@ pub(crate) fn read_bounded(
 
 /// Runs `tengen gtp`.
 pub fn run(a: GtpArgs) -> Result<()> {
-    let rules = Rules::parse(&a.rules).with_context(|| format!("--rules {}", a.rules))?;
+    let (settings, report) = a.katago.settings(Tool::Gtp)?;
+    if let Some(file) = logging::init(&settings.log, "gtp")? {
+        log::info!("logging to {}", file.display());
+    }
+    report.log(Tool::Gtp);
+    let rules = match &a.rules {
+        Some(text) => Rules::parse(text).with_context(|| format!("--rules {text}"))?,
+        None => settings.rules.unwrap_or_else(Rules::chinese),
+    };
     if a.move_time.is_some_and(|t| !(t.is_finite() && t > 0.0)) {
         bail!("--move-time must be a positive number of seconds");
     }
@@ -144,7 +163,8 @@ pub fn run(a: GtpArgs) -> Result<()> {
     let classic = a.engine == Some(MoveSource::Classic);
     let model = ModelSource::choose(a.model.as_deref(), classic).context("--model")?;
     let evaluation = Evaluation::new(model, a.backend, &a.ort, None);
-    let mut spec = EngineSpec::new(evaluation).with_threads(a.threads);
+    let threads = a.threads.or(settings.threads).unwrap_or(1);
+    let mut spec = EngineSpec::new(evaluation).with_threads(threads);
     if let Some(moves) = a.engine {
         spec.moves = moves;
     }
@@ -152,16 +172,23 @@ pub fn run(a: GtpArgs) -> Result<()> {
         spec.seed = seed;
     }
     spec.classic = a.classic;
-    spec.limits.visits = Some(a.visits);
+    spec.limits.visits = Some(a.visits.or(settings.max_visits).unwrap_or(800));
     spec.limits.move_time = a.move_time;
+    spec.limits.time_cap = settings.max_time.or(spec.limits.time_cap);
     spec.rules = rules;
-    if a.no_resign {
-        spec.resign_below = None;
+    if let Some(b) = settings.max_batch {
+        spec.batching.max_batch = b;
     }
-    let config = EngineConfig {
-        sgf_access,
-        ..spec.engine_config()
-    };
+    if let Some(c) = settings.cache_entries {
+        spec.batching.cache_entries = c;
+    }
+    if a.no_resign || settings.allow_resignation == Some(false) {
+        spec.resign_below = None;
+    } else if let Some(t) = settings.resign_threshold {
+        // KataGo's threshold is on the expected result (-1 lost, 1 won), Tengen's on the winrate.
+        spec.resign_below = Some((t + 1.0) / 2.0);
+    }
+    let config = gtp_config(&spec, &settings, a.override_version.clone(), sgf_access);
     log::info!("engine: {}", spec.describe());
     let (mut engine, _) = spec.engine(config)?;
     for p in &a.params {
@@ -172,9 +199,11 @@ pub fn run(a: GtpArgs) -> Result<()> {
             .set_param(key.trim(), value.trim())
             .map_err(|e| anyhow::anyhow!("--param {p}: {e}"))?;
     }
+    let traffic = settings.log.requests;
     let Some(listen) = &a.listen else {
-        let mut out = std::io::stdout().lock();
-        serve_session(&mut engine, std::io::stdin(), &mut out, &Activity::new())?;
+        let mut out = Logged::new(std::io::stdout().lock(), ">", traffic);
+        let input = Logged::new(std::io::stdin(), "<", traffic);
+        serve_session(&mut engine, input, &mut out, &Activity::new())?;
         return Ok(());
     };
     // Each client starts from what the command line set up, not from the last client's game.
@@ -206,10 +235,11 @@ pub fn run(a: GtpArgs) -> Result<()> {
             .try_clone()
             .map_err(anyhow::Error::from)
             .and_then(|reader| {
-                let mut out = Touching {
+                let touching = Touching {
                     inner: &mut stream,
                     activity: &activity,
                 };
+                let mut out = Logged::new(touching, ">", traffic);
                 match idle {
                     Some(idle) => {
                         // A client that stops reading is idle too: a blocked write gives up
@@ -220,9 +250,13 @@ pub fn run(a: GtpArgs) -> Result<()> {
                             activity: activity.clone(),
                             idle,
                         };
+                        let reader = Logged::new(reader, "<", traffic);
                         serve_session(&mut engine, reader, &mut out, &activity)
                     }
-                    None => serve_session(&mut engine, reader, &mut out, &activity),
+                    None => {
+                        let reader = Logged::new(reader, "<", traffic);
+                        serve_session(&mut engine, reader, &mut out, &activity)
+                    }
                 }
             });
         if let Err(e) = result {
@@ -237,6 +271,34 @@ pub fn run(a: GtpArgs) -> Result<()> {
         log::info!("GTP client {peer} left");
     }
     Ok(())
+}
+
+/// The GTP engine's settings: the spec's, with what only the KataGo config and command
+/// line say (identity, lag buffer, resignation turns, search parameters) over them.
+fn gtp_config(
+    spec: &EngineSpec,
+    s: &Settings,
+    override_version: Option<String>,
+    sgf_access: SgfAccess,
+) -> EngineConfig {
+    let mut config = spec.engine_config();
+    config.sgf_access = sgf_access;
+    if let Some(name) = &s.name {
+        config.name = name.clone();
+    }
+    if let Some(version) = override_version.or_else(|| s.version.clone()) {
+        config.version = version;
+    }
+    if let Some(lag) = s.lag_buffer {
+        config.lag_buffer = lag;
+    }
+    if let Some(turns) = s.resign_turns {
+        config.resign_turns = turns;
+    }
+    for setting in &s.search {
+        setting.apply(&mut config.params);
+    }
+    config
 }
 
 /// `--listen` as an address; a bare port means loopback.

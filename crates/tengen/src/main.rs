@@ -12,6 +12,10 @@ mod convert;
 mod evaluators;
 mod gtp;
 mod inputs;
+mod katago_args;
+mod katago_config;
+mod katago_keys;
+mod logging;
 mod match_runner;
 mod network;
 mod score;
@@ -19,7 +23,7 @@ mod serve;
 mod setup;
 mod unit;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// Tengen: KataGo-class Go analysis for electronic boards, kiosks and panels.
 #[derive(Parser, Debug)]
@@ -53,16 +57,33 @@ enum Command {
 }
 
 fn main() -> std::process::ExitCode {
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
-    // KataGo spells this flag with one dash; accept that spelling too.
-    let args = std::env::args().map(|a| {
-        if a == "-quit-without-waiting" {
-            "--quit-without-waiting".to_string()
-        } else {
-            a
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // KataGo exits with 1 on a bad command line; clap's own code is 2.
+    let usage_code = if katago_args::katago_subcommand(&args).is_some() {
+        1
+    } else {
+        2
+    };
+    let args = match katago_args::respell(&Cli::command(), args) {
+        Ok(args) => args,
+        Err(e) => {
+            eprintln!("tengen: {e}");
+            return std::process::ExitCode::from(usage_code);
         }
-    });
-    let cli = Cli::parse_from(args);
+    };
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            // Help and the version are not errors.
+            let code = if e.use_stderr() { usage_code } else { 0 };
+            return std::process::ExitCode::from(code);
+        }
+    };
+    // gtp and analysis set up their log from their config.
+    if !matches!(cli.command, Command::Gtp(_) | Command::Analysis(_)) {
+        logging::init_stderr();
+    }
     let result = match cli.command {
         Command::Analysis(a) => analysis::run(a),
         Command::Bench(b) => bench::run(b),

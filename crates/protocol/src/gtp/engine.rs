@@ -44,8 +44,10 @@ pub struct EngineConfig {
     pub rules: Rules,
     /// Seconds kept in hand for network and controller delays.
     pub lag_buffer: f64,
-    /// Resign below this winrate for three turns in a row; `None` never resigns.
+    /// Resign below this winrate for `resign_turns` turns in a row; `None` never resigns.
     pub resign_below: Option<f64>,
+    /// Turns in a row below `resign_below` before resigning.
+    pub resign_turns: u32,
     /// Who chooses `genmove`'s move.
     pub moves: Decider,
     /// Who judges dead and seki stones.
@@ -72,6 +74,7 @@ impl Default for EngineConfig {
             rules: Rules::chinese(),
             lag_buffer: 1.0,
             resign_below: Some(0.02),
+            resign_turns: 3,
             moves: Decider::Search,
             status: Decider::Search,
             visits_cap: None,
@@ -154,7 +157,11 @@ impl Engine {
         let evaluator = source(size)?;
         let mut search = Search::new(evaluator.clone(), config.params.clone());
         search.set_interrupt(config.interrupt.clone());
-        let resign = ResignTracker::new(config.resign_below.unwrap_or(-1.0), 3, 0.0);
+        let resign = ResignTracker::new(
+            config.resign_below.unwrap_or(-1.0),
+            config.resign_turns,
+            0.0,
+        );
         let seed = config.params.seed;
         Ok(Engine {
             config,
@@ -206,7 +213,11 @@ impl Engine {
         self.search.set_interrupt(config.interrupt.clone());
         self.game = Game::new(size, config.rules);
         self.clocks = [Clock::unlimited(), Clock::unlimited()];
-        self.resign = ResignTracker::new(config.resign_below.unwrap_or(-1.0), 3, 0.0);
+        self.resign = ResignTracker::new(
+            config.resign_below.unwrap_or(-1.0),
+            config.resign_turns,
+            0.0,
+        );
         self.rng = fastrand::Rng::with_seed(config.params.seed);
         self.status_cache = None;
         self.analysis_started = None;

@@ -1,0 +1,916 @@
+//! KataGo's config keys and what each means in Tengen: one table. A key either sets one of
+//! Tengen's settings (for `tengen gtp`, `tengen analysis` or both), or is a search
+//! parameter of the protocol's table (`tengen_protocol::params`, looked up there, not
+//! listed again), or is a KataGo key Tengen has no use for (accepted and listed once at
+//! start-up, saying why, as KataGo lists its unused keys). Any other key is warned about.
+//! A bad value is an error naming the key and where it was given.
+
+use std::path::PathBuf;
+
+use tengen_protocol::analysis::Perspective;
+use tengen_protocol::params::{self, Setting};
+use tengen_rules::{HandicapBonus, Rules, ScoringRule, TaxRule};
+use tengen_search::SearchParams;
+
+use crate::katago_config::{Entry, KataConfig, Origin};
+
+/// The tool reading a config.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tool {
+    /// `tengen gtp`.
+    Gtp,
+    /// `tengen analysis`.
+    Analysis,
+}
+
+impl Tool {
+    fn name(self) -> &'static str {
+        match self {
+            Tool::Gtp => "tengen gtp",
+            Tool::Analysis => "tengen analysis",
+        }
+    }
+}
+
+/// Which tools read a key.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum For {
+    Gtp,
+    Analysis,
+    Both,
+}
+
+impl For {
+    fn includes(self, tool: Tool) -> bool {
+        matches!(
+            (self, tool),
+            (For::Both, _) | (For::Gtp, Tool::Gtp) | (For::Analysis, Tool::Analysis)
+        )
+    }
+}
+
+/// Sets a setting from a value, or says why the value is bad.
+type Setter = fn(&mut Settings, &str) -> Result<(), String>;
+
+/// What Tengen does with a key.
+enum Meaning {
+    /// Sets one of Tengen's settings.
+    Set(Setter),
+    /// A search parameter KataGo reads only from its config (`kata-set-param` cannot set
+    /// it, so it is not in the protocol's table): a real number within a range.
+    SearchReal {
+        lo: f64,
+        hi: f64,
+        at: fn(&mut SearchParams) -> &mut f64,
+    },
+    /// Likewise, `true` or `false`.
+    SearchFlag(fn(&mut SearchParams) -> &mut bool),
+    /// One of the rules keys, read together as KataGo reads them.
+    Rule,
+    /// A KataGo key without a use in Tengen: accepted, listed at start-up with this reason.
+    Unused(&'static str),
+}
+
+struct Key {
+    name: &'static str,
+    tools: For,
+    meaning: Meaning,
+}
+
+const fn key(name: &'static str, tools: For, meaning: Meaning) -> Key {
+    Key {
+        name,
+        tools,
+        meaning,
+    }
+}
+
+const NO_PONDER: &str = "Tengen does not ponder";
+const NO_SEARCH_FACTOR: &str = "Tengen does not shorten its search when winning or after a pass";
+const NO_SEARCH_OPTION: &str = "a KataGo search option Tengen does not have";
+const NO_DATA_FILES: &str = "Tengen keeps no data files there";
+
+/// Every KataGo key Tengen knows that is not a search parameter of the protocol's table.
+static KEYS: &[Key] = &[
+    // How far a search goes.
+    key(
+        "maxVisits",
+        For::Both,
+        Meaning::Set(|s, v| {
+            s.max_visits = Some(count(v, 1, 1 << 50)?);
+            Ok(())
+        }),
+    ),
+    key(
+        "maxTime",
+        For::Gtp,
+        Meaning::Set(|s, v| {
+            s.max_time = Some(real(v, 1e-3, 1e9)?);
+            Ok(())
+        }),
+    ),
+    key(
+        "maxPlayouts",
+        For::Both,
+        Meaning::Unused("Tengen limits visits (maxVisits), not playouts"),
+    ),
+    key("ponderingEnabled", For::Gtp, Meaning::Unused(NO_PONDER)),
+    key("maxVisitsPondering", For::Gtp, Meaning::Unused(NO_PONDER)),
+    key("maxPlayoutsPondering", For::Gtp, Meaning::Unused(NO_PONDER)),
+    key("maxTimePondering", For::Gtp, Meaning::Unused(NO_PONDER)),
+    key(
+        "lagBuffer",
+        For::Gtp,
+        Meaning::Set(|s, v| {
+            s.lag_buffer = Some(real(v, 0.0, 3600.0)?);
+            Ok(())
+        }),
+    ),
+    key(
+        "searchFactorWhenWinning",
+        For::Gtp,
+        Meaning::Unused(NO_SEARCH_FACTOR),
+    ),
+    key(
+        "searchFactorWhenWinningThreshold",
+        For::Gtp,
+        Meaning::Unused(NO_SEARCH_FACTOR),
+    ),
+    key(
+        "searchFactorAfterOnePass",
+        For::Gtp,
+        Meaning::Unused(NO_SEARCH_FACTOR),
+    ),
+    key(
+        "searchFactorAfterTwoPass",
+        For::Gtp,
+        Meaning::Unused(NO_SEARCH_FACTOR),
+    ),
+    // Threads and the network's batches and cache.
+    key(
+        "numSearchThreads",
+        For::Both,
+        Meaning::Set(|s, v| {
+            s.threads = Some(count(v, 1, 1024)?);
+            Ok(())
+        }),
+    ),
+    key(
+        "numSearchThreadsPerAnalysisThread",
+        For::Analysis,
+        Meaning::Set(|s, v| {
+            s.threads = Some(count(v, 1, 1024)?);
+            Ok(())
+        }),
+    ),
+    key(
+        "numAnalysisThreads",
+        For::Analysis,
+        Meaning::Set(|s, v| {
+            s.analysis_threads = Some(count(v, 1, 16384)?);
+            Ok(())
+        }),
+    ),
+    key(
+        "nnMaxBatchSize",
+        For::Both,
+        Meaning::Set(|s, v| {
+            s.max_batch = Some(count(v, 1, 65536)?);
+            Ok(())
+        }),
+    ),
+    key(
+        "nnCacheSizePowerOfTwo",
+        For::Both,
+        Meaning::Set(|s, v| {
+            s.cache_entries = Some(1usize << count::<u32>(v, 0, 30)?);
+            Ok(())
+        }),
+    ),
+    key(
+        "nnRandomize",
+        For::Both,
+        Meaning::SearchFlag(|p| &mut p.random_symmetries),
+    ),
+    // Resignation.
+    key(
+        "allowResignation",
+        For::Gtp,
+        Meaning::Set(|s, v| {
+            s.allow_resignation = Some(flag(v)?);
+            Ok(())
+        }),
+    ),
+    key(
+        "resignThreshold",
+        For::Gtp,
+        Meaning::Set(|s, v| {
+            s.resign_threshold = Some(real(v, -1.0, 1.0)?);
+            Ok(())
+        }),
+    ),
+    key(
+        "resignConsecTurns",
+        For::Gtp,
+        Meaning::Set(|s, v| {
+            s.resign_turns = Some(count(v, 1, 1000)?);
+            Ok(())
+        }),
+    ),
+    key(
+        "resignMinScoreDifference",
+        For::Gtp,
+        Meaning::Unused("Tengen resigns on the winrate alone"),
+    ),
+    key(
+        "resignMinMovesPerBoardArea",
+        For::Gtp,
+        Meaning::Unused("Tengen resigns on the winrate alone"),
+    ),
+    // Rules of a new game.
+    key("rules", For::Gtp, Meaning::Rule),
+    key("koRule", For::Gtp, Meaning::Rule),
+    key("scoringRule", For::Gtp, Meaning::Rule),
+    key("taxRule", For::Gtp, Meaning::Rule),
+    key("multiStoneSuicideLegal", For::Gtp, Meaning::Rule),
+    key("hasButton", For::Gtp, Meaning::Rule),
+    key("whiteHandicapBonus", For::Gtp, Meaning::Rule),
+    key("whiteBonusPerHandicapStone", For::Gtp, Meaning::Rule),
+    key("friendlyPassOk", For::Gtp, Meaning::Rule),
+    key(
+        "defaultBoardSize",
+        For::Gtp,
+        Meaning::Unused("a game starts at 19x19 until boardsize"),
+    ),
+    key(
+        "ignoreGTPAndForceKomi",
+        For::Gtp,
+        Meaning::Unused("Tengen takes komi from the controller"),
+    ),
+    // What analysis reports.
+    key(
+        "reportAnalysisWinratesAs",
+        For::Analysis,
+        Meaning::Set(|s, v| {
+            s.report_as = Some(v.parse::<Perspective>()?);
+            Ok(())
+        }),
+    ),
+    key(
+        "analysisPVLen",
+        For::Analysis,
+        Meaning::Set(|s, v| {
+            s.pv_len = Some(count(v, 1, 1000)?);
+            Ok(())
+        }),
+    ),
+    // Identity (Tengen's own keys).
+    key(
+        "gtpName",
+        For::Gtp,
+        Meaning::Set(|s, v| {
+            s.name = Some(word(v)?);
+            Ok(())
+        }),
+    ),
+    key(
+        "gtpVersion",
+        For::Gtp,
+        Meaning::Set(|s, v| {
+            s.version = Some(word(v)?);
+            Ok(())
+        }),
+    ),
+    // Logging.
+    key(
+        "logFile",
+        For::Both,
+        Meaning::Set(|s, v| {
+            s.log.file = Some(PathBuf::from(v));
+            Ok(())
+        }),
+    ),
+    key(
+        "logDir",
+        For::Both,
+        Meaning::Set(|s, v| {
+            s.log.dir = Some(PathBuf::from(v));
+            Ok(())
+        }),
+    ),
+    key(
+        "logDirDated",
+        For::Both,
+        Meaning::Set(|s, v| {
+            s.log.dir = Some(PathBuf::from(v));
+            Ok(())
+        }),
+    ),
+    key(
+        "logToStderr",
+        For::Both,
+        Meaning::Set(|s, v| {
+            s.log.to_stderr = flag(v)?;
+            Ok(())
+        }),
+    ),
+    key(
+        "logAllGTPCommunication",
+        For::Gtp,
+        Meaning::Set(|s, v| {
+            s.log.requests = flag(v)?;
+            Ok(())
+        }),
+    ),
+    key(
+        "logAllRequests",
+        For::Analysis,
+        Meaning::Set(|s, v| {
+            s.log.requests = flag(v)?;
+            Ok(())
+        }),
+    ),
+    key(
+        "logAllResponses",
+        For::Analysis,
+        Meaning::Set(|s, v| {
+            s.log.responses = flag(v)?;
+            Ok(())
+        }),
+    ),
+    key(
+        "logErrorsAndWarnings",
+        For::Analysis,
+        Meaning::Unused("Tengen always logs its errors and warnings"),
+    ),
+    key(
+        "logSearchInfo",
+        For::Gtp,
+        Meaning::Unused("Tengen logs no search trees"),
+    ),
+    key(
+        "logSearchInfoForChosenMove",
+        For::Gtp,
+        Meaning::Unused("Tengen logs no search trees"),
+    ),
+    key(
+        "ogsChatToStderr",
+        For::Gtp,
+        Meaning::Unused("Tengen writes no CHAT lines yet"),
+    ),
+    key(
+        "startupPrintMessageToStderr",
+        For::Gtp,
+        Meaning::Unused("Tengen's start-up lines are its log"),
+    ),
+    key("homeDataDir", For::Both, Meaning::Unused(NO_DATA_FILES)),
+    key(
+        "warnUnusedFields",
+        For::Analysis,
+        Meaning::Unused("Tengen always warns about unknown query fields"),
+    ),
+    // Search parameters KataGo reads only from its config.
+    key(
+        "cpuctUtilityStdevPrior",
+        For::Both,
+        Meaning::SearchReal {
+            lo: 0.0,
+            hi: 10.0,
+            at: |p| &mut p.cpuct_utility_stdev_prior,
+        },
+    ),
+    key(
+        "cpuctUtilityStdevPriorWeight",
+        For::Both,
+        Meaning::SearchReal {
+            lo: 0.0,
+            hi: 100.0,
+            at: |p| &mut p.cpuct_utility_stdev_prior_weight,
+        },
+    ),
+    key(
+        "cpuctUtilityStdevScale",
+        For::Both,
+        Meaning::SearchReal {
+            lo: 0.0,
+            hi: 1.0,
+            at: |p| &mut p.cpuct_utility_stdev_scale,
+        },
+    ),
+    key(
+        "dynamicScoreCenterZeroWeight",
+        For::Both,
+        Meaning::SearchReal {
+            lo: 0.0,
+            hi: 1.0,
+            at: |p| &mut p.dynamic_score_center_zero_weight,
+        },
+    ),
+    key(
+        "dynamicScoreCenterScale",
+        For::Both,
+        Meaning::SearchReal {
+            lo: 0.2,
+            hi: 5.0,
+            at: |p| &mut p.dynamic_score_center_scale,
+        },
+    ),
+    key(
+        "noResultUtilityForWhite",
+        For::Both,
+        Meaning::SearchReal {
+            lo: -2.0,
+            hi: 2.0,
+            at: |p| &mut p.no_result_utility_for_white,
+        },
+    ),
+    key(
+        "drawEquivalentWinsForWhite",
+        For::Both,
+        Meaning::SearchReal {
+            lo: 0.0,
+            hi: 1.0,
+            at: |p| &mut p.draw_equivalent_wins_for_white,
+        },
+    ),
+    key(
+        "numVirtualLossesPerThread",
+        For::Both,
+        Meaning::SearchReal {
+            lo: 0.0,
+            hi: 1000.0,
+            at: |p| &mut p.virtual_losses_per_thread,
+        },
+    ),
+    key(
+        "fpuLossProp",
+        For::Both,
+        Meaning::SearchReal {
+            lo: 0.0,
+            hi: 1.0,
+            at: |p| &mut p.fpu_loss_prop,
+        },
+    ),
+    key(
+        "enablePassingHacks",
+        For::Both,
+        Meaning::SearchFlag(|p| &mut p.enable_passing_hacks),
+    ),
+];
+
+/// KataGo search options Tengen does not have (from KataGo's example configs): accepted
+/// and listed at start-up.
+static KATAGO_ONLY: &[&str] = &[
+    "analysisIgnorePreRootHistory",
+    "antiMirror",
+    "assumeMultipleStartingBlackMovesAreHandicap",
+    "avoidMYTDaggerHack",
+    "avoidRepeatedPatternUtility",
+    "chosenMovePrune",
+    "chosenMoveSubtract",
+    "chosenMoveTemperatureEarly",
+    "chosenMoveTemperatureHalflife",
+    "conservativePass",
+    "dynamicPlayoutDoublingAdvantageCapPerOppLead",
+    "evalCacheMinVisits",
+    "fpuParentWeightByVisitedPolicy",
+    "ignorePreRootHistory",
+    "nodeTableShardsPowerOfTwo",
+    "playoutDoublingAdvantage",
+    "playoutDoublingAdvantagePla",
+    "preventCleanupPhase",
+    "rootEndingBonusPoints",
+    "rootPruneUselessMoves",
+    "rootSymmetryPruning",
+    "searchRandSeed",
+    "subtreeValueBiasFactor",
+    "subtreeValueBiasWeightExponent",
+    "uncertaintyCoeff",
+    "uncertaintyExponent",
+    "useEvalCache",
+    "useGraphSearch",
+    "useNoisePruning",
+    "useUncertainty",
+    "valueWeightExponent",
+];
+
+/// Key prefixes of KataGo's sample-avoidance and automatic-repetition options.
+static KATAGO_ONLY_PREFIXES: &[&str] = &["avoidSgf", "autoAvoidRepeat"];
+
+/// Prefixes of keys that concern only KataGo's own backends (its GPUs, its CPU backend,
+/// its network server threads).
+static BACKEND_PREFIXES: &[&str] = &[
+    "cuda",
+    "trt",
+    "opencl",
+    "metal",
+    "eigen",
+    "coreml",
+    "dummybackend",
+    "gpuToUse",
+    "numNNServerThreadsPerModel",
+    "numEigenThreadsPerModel",
+    "nnMutexPoolSizePowerOfTwo",
+    "nnRandSeed",
+    "gtpForceMaxNNSize",
+    "maxBoardXSizeForNNBuffer",
+    "maxBoardYSizeForNNBuffer",
+    "requireMaxBoardSize",
+];
+
+/// Settings a config gives; `None` where it says nothing.
+#[derive(Debug, Default)]
+pub struct Settings {
+    /// Visits per move (gtp) or per query without its own (analysis).
+    pub max_visits: Option<u64>,
+    /// No move's search takes longer (seconds).
+    pub max_time: Option<f64>,
+    /// Search threads (per analysis thread, for analysis).
+    pub threads: Option<usize>,
+    /// Positions analysed at once.
+    pub analysis_threads: Option<usize>,
+    /// Network requests batched at most.
+    pub max_batch: Option<usize>,
+    /// Network evaluations cached.
+    pub cache_entries: Option<usize>,
+    /// Whether to resign at all.
+    pub allow_resignation: Option<bool>,
+    /// KataGo's resign threshold: the mover's expected result from -1 (lost) to 1 (won).
+    pub resign_threshold: Option<f64>,
+    /// Turns in a row below the threshold before resigning.
+    pub resign_turns: Option<u32>,
+    /// Rules of a new game.
+    pub rules: Option<Rules>,
+    /// Seconds kept in hand for network and controller delays.
+    pub lag_buffer: Option<f64>,
+    /// Whose view analysis reports values from.
+    pub report_as: Option<Perspective>,
+    /// PV length of analysis.
+    pub pv_len: Option<usize>,
+    /// What `name` answers.
+    pub name: Option<String>,
+    /// What `version` answers.
+    pub version: Option<String>,
+    /// Search parameters, in key order.
+    pub search: Vec<SearchSetting>,
+    /// Where and what to log.
+    pub log: LogSettings,
+}
+
+/// Where the log goes and what it records beyond Tengen's usual lines.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogSettings {
+    /// Log to this file too.
+    pub file: Option<PathBuf>,
+    /// Log to a new file named by the date and time in this directory too.
+    pub dir: Option<PathBuf>,
+    /// Log to standard error (Tengen's default, unlike KataGo's GTP engine).
+    pub to_stderr: bool,
+    /// Log every command (gtp) or query (analysis) received, and every GTP reply.
+    pub requests: bool,
+    /// Log every analysis response.
+    pub responses: bool,
+}
+
+impl Default for LogSettings {
+    fn default() -> Self {
+        LogSettings {
+            file: None,
+            dir: None,
+            to_stderr: true,
+            requests: false,
+            responses: false,
+        }
+    }
+}
+
+/// A search parameter set by a config.
+#[derive(Clone, Copy, Debug)]
+pub enum SearchSetting {
+    /// One of the protocol's table, as `kata-set-param` would set it.
+    Param(Setting),
+    /// A real number only the config sets.
+    Real(fn(&mut SearchParams) -> &mut f64, f64),
+    /// A flag only the config sets.
+    Flag(fn(&mut SearchParams) -> &mut bool, bool),
+}
+
+impl SearchSetting {
+    /// Sets the parameter in `p`.
+    pub fn apply(&self, p: &mut SearchParams) {
+        match *self {
+            // The table's `maxVisits` is read by this module's own key, never here.
+            SearchSetting::Param(s) => s.apply(p, &mut None),
+            SearchSetting::Real(at, x) => *at(p) = x,
+            SearchSetting::Flag(at, b) => *at(p) = b,
+        }
+    }
+}
+
+/// What the start-up log says about a config.
+#[derive(Debug, Default, PartialEq)]
+pub struct Report {
+    /// Keys accepted without effect, each with why.
+    pub unused: Vec<(String, String)>,
+    /// Keys neither KataGo's nor Tengen's, with where each was given.
+    pub unknown: Vec<(String, Origin)>,
+}
+
+impl Report {
+    /// Logs the unused keys in one line and a warning for each unknown key.
+    pub fn log(&self, tool: Tool) {
+        if !self.unused.is_empty() {
+            let list: Vec<String> = self
+                .unused
+                .iter()
+                .map(|(k, why)| format!("{k} ({why})"))
+                .collect();
+            log::info!(
+                "config keys {} does not use: {}",
+                tool.name(),
+                list.join("; ")
+            );
+        }
+        for (key, at) in &self.unknown {
+            log::warn!("{at}: unknown config key {key} ignored (a typo?)");
+        }
+    }
+}
+
+/// A value a key does not take.
+#[derive(Debug, PartialEq, thiserror::Error)]
+#[error("{at}: bad value {value:?} for {key}: {message}")]
+pub struct KeyError {
+    /// The key.
+    pub key: String,
+    /// What was given.
+    pub value: String,
+    /// Where.
+    pub at: Origin,
+    /// Why it is bad.
+    pub message: String,
+}
+
+fn key_error(key: &str, e: &Entry, message: impl Into<String>) -> KeyError {
+    KeyError {
+        key: key.to_string(),
+        value: e.value.clone(),
+        at: e.origin.clone(),
+        message: message.into(),
+    }
+}
+
+/// Reads `cfg` for `tool`: its settings, and what the start-up log should say.
+pub fn read(cfg: &KataConfig, tool: Tool) -> Result<(Settings, Report), KeyError> {
+    let mut s = Settings::default();
+    let mut report = Report::default();
+    let mut rule_keys = Vec::new();
+    for (name, entry) in cfg.entries() {
+        let bad = |m: String| key_error(name, entry, m);
+        if let Some(k) = KEYS.iter().find(|k| k.name == name) {
+            if !k.tools.includes(tool) {
+                let other = if tool == Tool::Gtp {
+                    Tool::Analysis
+                } else {
+                    Tool::Gtp
+                };
+                report
+                    .unused
+                    .push((name.to_string(), format!("only {} reads it", other.name())));
+                continue;
+            }
+            let v = entry.value.as_str();
+            match &k.meaning {
+                Meaning::Set(set) => set(&mut s, v).map_err(bad)?,
+                Meaning::SearchReal { lo, hi, at } => {
+                    let x = real(v, *lo, *hi).map_err(bad)?;
+                    s.search.push(SearchSetting::Real(*at, x));
+                }
+                Meaning::SearchFlag(at) => s
+                    .search
+                    .push(SearchSetting::Flag(*at, flag(v).map_err(bad)?)),
+                Meaning::Rule => rule_keys.push((name, entry)),
+                Meaning::Unused(why) => report.unused.push((name.to_string(), why.to_string())),
+            }
+        } else if let Ok(p) = params::find(name) {
+            let setting = p.parse(&entry.value).map_err(|e| bad(e.to_string()))?;
+            s.search.push(SearchSetting::Param(setting));
+        } else if KATAGO_ONLY.contains(&name)
+            || KATAGO_ONLY_PREFIXES.iter().any(|p| name.starts_with(p))
+        {
+            report
+                .unused
+                .push((name.to_string(), NO_SEARCH_OPTION.to_string()));
+        } else if BACKEND_PREFIXES.iter().any(|p| name.starts_with(p)) {
+            report.unused.push((
+                name.to_string(),
+                "concerns only KataGo's backends".to_string(),
+            ));
+        } else {
+            report
+                .unknown
+                .push((name.to_string(), entry.origin.clone()));
+        }
+    }
+    s.rules = rules(&rule_keys)?;
+    Ok((s, report))
+}
+
+/// Rules from either `rules` or the individual keys, as KataGo builds them: the individual
+/// form needs `koRule`, `scoringRule` and `multiStoneSuicideLegal`; tax and komi default
+/// by the scoring rule and button. An override of one form replaces the files' other form.
+fn rules(given: &[(&str, &Entry)]) -> Result<Option<Rules>, KeyError> {
+    let overridden = |e: &Entry| e.origin == Origin::Override;
+    let mut preset = given.iter().find(|(k, _)| *k == "rules").copied();
+    let mut parts: Vec<(&str, &Entry)> = given
+        .iter()
+        .filter(|(k, _)| *k != "rules")
+        .copied()
+        .collect();
+    if preset.is_some_and(|(_, e)| overridden(e)) {
+        parts.retain(|(_, e)| overridden(e));
+    } else if parts.iter().any(|(_, e)| overridden(e)) {
+        preset = None;
+    }
+    let Some(&(first_key, first)) = parts.first() else {
+        return match preset {
+            Some((k, e)) => Rules::parse(&e.value)
+                .map(Some)
+                .map_err(|err| key_error(k, e, err.to_string())),
+            None => Ok(None),
+        };
+    };
+    if let Some((k, e)) = preset {
+        let both = format!("give either rules or individual rules such as {first_key}, not both");
+        return Err(key_error(k, e, both));
+    }
+    let find = |name: &str| parts.iter().find(|(k, _)| *k == name).map(|(_, e)| *e);
+    let set = |r: Rules, name: &str, rule: &str, e: &Entry| {
+        r.update(rule, &e.value)
+            .map_err(|err| key_error(name, e, err.to_string()))
+    };
+    let mut r = Rules::tromp_taylor();
+    for (name, rule) in [
+        ("koRule", "ko"),
+        ("scoringRule", "scoring"),
+        ("multiStoneSuicideLegal", "suicide"),
+    ] {
+        let e = find(name).ok_or_else(|| {
+            key_error(
+                first_key,
+                first,
+                format!("individual rules need {name} too"),
+            )
+        })?;
+        r = set(r, name, rule, e)?;
+    }
+    r.tax = if r.scoring == ScoringRule::Territory {
+        TaxRule::Seki
+    } else {
+        TaxRule::None
+    };
+    r.white_handicap_bonus = HandicapBonus::Zero;
+    r.friendly_pass_ok = false;
+    for (name, rule) in [
+        ("taxRule", "tax"),
+        ("hasButton", "hasButton"),
+        ("whiteHandicapBonus", "whiteHandicapBonus"),
+        ("friendlyPassOk", "friendlyPassOk"),
+    ] {
+        if let Some(e) = find(name) {
+            r = set(r, name, rule, e)?;
+        }
+    }
+    if let Some(e) = find("whiteBonusPerHandicapStone") {
+        let name = "whiteBonusPerHandicapStone";
+        if find("whiteHandicapBonus").is_some() {
+            return Err(key_error(
+                name,
+                e,
+                "give it or whiteHandicapBonus, not both",
+            ));
+        }
+        r.white_handicap_bonus = match count::<u8>(&e.value, 0, 1) {
+            Ok(0) => HandicapBonus::Zero,
+            Ok(_) => HandicapBonus::N,
+            Err(m) => return Err(key_error(name, e, m)),
+        };
+    }
+    if r.button && r.scoring != ScoringRule::Area {
+        if let Some(e) = find("hasButton") {
+            return Err(key_error("hasButton", e, "a button needs area scoring"));
+        }
+    }
+    r.komi = if r.scoring == ScoringRule::Territory {
+        6.5
+    } else if r.button {
+        7.0
+    } else {
+        7.5
+    };
+    Ok(Some(r))
+}
+
+/// A whole number from `lo` to `hi`.
+fn count<T: TryFrom<u64>>(v: &str, lo: u64, hi: u64) -> Result<T, String> {
+    v.parse::<u64>()
+        .ok()
+        .filter(|x| (lo..=hi).contains(x))
+        .and_then(|x| T::try_from(x).ok())
+        .ok_or_else(|| format!("expected a whole number from {lo} to {hi}"))
+}
+
+/// A real number from `lo` to `hi`.
+fn real(v: &str, lo: f64, hi: f64) -> Result<f64, String> {
+    v.parse::<f64>()
+        .ok()
+        .filter(|x| (lo..=hi).contains(x))
+        .ok_or_else(|| format!("expected a number from {lo} to {hi}"))
+}
+
+/// `true` or `false`, spelled as KataGo accepts them.
+fn flag(v: &str) -> Result<bool, String> {
+    match v.to_ascii_lowercase().as_str() {
+        "true" | "t" | "1" | "yes" | "y" => Ok(true),
+        "false" | "f" | "0" | "no" | "n" => Ok(false),
+        _ => Err("expected true or false".into()),
+    }
+}
+
+/// A single word (a GTP reply line may not hold line breaks).
+fn word(v: &str) -> Result<String, String> {
+    if v.is_empty() || v.chars().any(|c| c.is_control()) {
+        return Err("expected text on one line".into());
+    }
+    Ok(v.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_text(text: &str, overrides: &[&str], tool: Tool) -> Result<(Settings, Report), String> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("k.cfg");
+        std::fs::write(&path, text).unwrap();
+        let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+        let cfg = KataConfig::load(&[path], &overrides).map_err(|e| e.to_string())?;
+        read(&cfg, tool).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn individual_rules_take_katagos_defaults() {
+        let text = "koRule = simple\nscoringRule = TERRITORY\nmultiStoneSuicideLegal = false\n";
+        let (s, _) = read_text(text, &[], Tool::Gtp).unwrap();
+        let r = s.rules.unwrap();
+        assert_eq!(
+            (r.scoring, r.tax, r.komi),
+            (ScoringRule::Territory, TaxRule::Seki, 6.5)
+        );
+        assert_eq!(r.white_handicap_bonus, HandicapBonus::Zero);
+        let e = read_text(&format!("{text}hasButton = true\n"), &[], Tool::Gtp).unwrap_err();
+        assert!(e.contains("hasButton") && e.contains("line 4"), "{e}");
+        let e = read_text(
+            &format!("{text}whiteBonusPerHandicapStone = 2\n"),
+            &[],
+            Tool::Gtp,
+        )
+        .unwrap_err();
+        assert!(e.contains("whiteBonusPerHandicapStone"), "{e}");
+        // An overriding preset replaces the file's individual keys, and the other way round.
+        let (s, _) = read_text(text, &["rules=chinese"], Tool::Gtp).unwrap();
+        assert_eq!(s.rules, Some(Rules::chinese()));
+        let (s, _) = read_text(
+            "rules = chinese\n",
+            &["koRule=POSITIONAL,scoringRule=AREA,multiStoneSuicideLegal=true"],
+            Tool::Gtp,
+        )
+        .unwrap();
+        assert_eq!(s.rules, Some(Rules::tromp_taylor()));
+    }
+
+    #[test]
+    fn each_key_means_what_the_table_says_for_each_tool() {
+        let text = "maxVisits = 9\nnumAnalysisThreads = 3\nresignThreshold = -0.9\n\
+                    wideRootNoise = 0.5\nnumVirtualLossesPerThread = 1\nhomeDataDir = /x\n";
+        let (s, report) = read_text(text, &[], Tool::Analysis).unwrap();
+        assert_eq!((s.max_visits, s.analysis_threads), (Some(9), Some(3)));
+        assert_eq!(s.resign_threshold, None);
+        let mut p = SearchParams::default();
+        for setting in &s.search {
+            setting.apply(&mut p);
+        }
+        assert_eq!((p.wide_root_noise, p.virtual_losses_per_thread), (0.5, 1.0));
+        let unused: Vec<&str> = report.unused.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(unused, ["homeDataDir", "resignThreshold"]);
+        assert!(report.unknown.is_empty());
+        let (s, report) = read_text(text, &[], Tool::Gtp).unwrap();
+        assert_eq!((s.analysis_threads, s.resign_threshold), (None, Some(-0.9)));
+        let unused: Vec<&str> = report.unused.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(unused, ["homeDataDir", "numAnalysisThreads"]);
+        let (_, report) = read_text("maxVisitz = 1\n", &[], Tool::Gtp).unwrap();
+        assert_eq!(report.unknown.len(), 1);
+        assert_eq!(report.unknown[0].0, "maxVisitz");
+        assert!(matches!(&report.unknown[0].1, Origin::Line { line: 1, .. }));
+    }
+}
