@@ -81,11 +81,13 @@ pub fn run(a: AnalysisArgs) -> Result<()> {
         .report_analysis_winrates_as
         .or(settings.report_as)
         .unwrap_or(Perspective::Black);
-    let mut batching = EvaluatorConfig::default();
-    // Every search thread of every analysis thread may wait on the network at once.
-    batching.max_batch = settings
-        .max_batch
-        .unwrap_or(threads * analysis_threads.max(1));
+    let mut batching = EvaluatorConfig {
+        // Every search thread of every analysis thread may wait on the network at once.
+        max_batch: settings
+            .max_batch
+            .unwrap_or(threads * analysis_threads.max(1)),
+        ..EvaluatorConfig::default()
+    };
     if let Some(c) = settings.cache_entries {
         batching.cache_entries = c;
     }

@@ -297,7 +297,7 @@ mod tests {
         assert_eq!(c.to_string(), format!("{} line 1", second.display()));
 
         std::fs::write(&main, "a = 1\n\na = 2\n").unwrap();
-        let e = KataConfig::load(&[main.clone()], &[])
+        let e = KataConfig::load(std::slice::from_ref(&main), &[])
             .unwrap_err()
             .to_string();
         assert!(
@@ -305,12 +305,12 @@ mod tests {
             "{e}"
         );
         std::fs::write(&main, "@include main.cfg\n").unwrap();
-        let e = KataConfig::load(&[main.clone()], &[])
+        let e = KataConfig::load(std::slice::from_ref(&main), &[])
             .unwrap_err()
             .to_string();
         assert!(e.contains("included twice"), "{e}");
         std::fs::write(&main, "@import x.cfg\n").unwrap();
-        assert!(KataConfig::load(&[main.clone()], &[]).is_err());
+        assert!(KataConfig::load(std::slice::from_ref(&main), &[]).is_err());
         let e = KataConfig::load(&[], &["novalue".into()]).unwrap_err();
         assert!(e.to_string().starts_with("-override-config"), "{e}");
         let missing = dir.path().join("missing.cfg");

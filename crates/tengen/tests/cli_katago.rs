@@ -196,7 +196,7 @@ fn katrains_shipped_config_when_given() {
             "-override-config",
             &home,
         ],
-        &r#"{"id":"q","moves":[],"rules":"japanese","komi":6.5,"boardXSize":9,"boardYSize":9,"maxVisits":20}
+        r#"{"id":"q","moves":[],"rules":"japanese","komi":6.5,"boardXSize":9,"boardYSize":9,"maxVisits":20}
 "#,
     );
     let out = responses(&run);
