@@ -492,3 +492,26 @@ fn gtp_communication_goes_to_the_log_file() {
         "{text}"
     );
 }
+
+#[test]
+fn max_time_caps_each_moves_search() {
+    // Without the cap, ten million visits over the classical engine would take hours.
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write(dir.path(), "t.cfg", "maxVisits = 10000000\nmaxTime = 0.5\n");
+    let start = std::time::Instant::now();
+    let run = tengen(
+        &[
+            "gtp",
+            "-model",
+            "none",
+            "--engine",
+            "search",
+            "-config",
+            cfg.to_str().unwrap(),
+        ],
+        "boardsize 9\ngenmove b\nquit\n",
+    );
+    let r = replies(&run);
+    assert!(start.elapsed() < std::time::Duration::from_secs(20));
+    assert!(r[1] != "resign" && r[1].len() >= 2, "{r:?}");
+}
