@@ -49,6 +49,16 @@ impl For {
     }
 }
 
+/// [`Meaning::Set`] by an assignment to the settings `s` from the value `v`.
+macro_rules! set {
+    (|$s:ident, $v:ident| $assign:expr) => {
+        Meaning::Set(|$s, $v| {
+            $assign;
+            Ok(())
+        })
+    };
+}
+
 /// Sets a setting from a value, or says why the value is bad.
 type Setter = fn(&mut Settings, &str) -> Result<(), String>;
 
@@ -77,12 +87,22 @@ struct Key {
     meaning: Meaning,
 }
 
-const fn key(name: &'static str, tools: For, meaning: Meaning) -> Key {
-    Key {
-        name,
-        tools,
-        meaning,
-    }
+/// The table: `"name" Tools => meaning`, one key a line (`rustfmt` leaves it so).
+macro_rules! keys {
+    ($($name:literal $tools:ident => $meaning:expr),* $(,)?) => {
+        &[$(Key { name: $name, tools: For::$tools, meaning: $meaning }),*]
+    };
+}
+
+/// [`Meaning::SearchReal`] for the field `$field` of the search parameters.
+macro_rules! search_real {
+    ($lo:expr, $hi:expr, $field:ident) => {
+        Meaning::SearchReal {
+            lo: $lo,
+            hi: $hi,
+            at: |p| &mut p.$field,
+        }
+    };
 }
 
 const NO_PONDER: &str = "Tengen does not ponder";
@@ -91,371 +111,78 @@ const NO_SEARCH_OPTION: &str = "a KataGo search option Tengen does not have";
 const NO_DATA_FILES: &str = "Tengen keeps no data files there";
 
 /// Every KataGo key Tengen knows that is not a search parameter of the protocol's table.
-static KEYS: &[Key] = &[
+#[rustfmt::skip]
+static KEYS: &[Key] = keys![
     // How far a search goes.
-    key(
-        "maxVisits",
-        For::Both,
-        Meaning::Set(|s, v| {
-            s.max_visits = Some(count(v, 1, 1 << 50)?);
-            Ok(())
-        }),
-    ),
-    key(
-        "maxTime",
-        For::Gtp,
-        Meaning::Set(|s, v| {
-            s.max_time = Some(real(v, 1e-3, 1e9)?);
-            Ok(())
-        }),
-    ),
-    key(
-        "maxPlayouts",
-        For::Both,
-        Meaning::Unused("Tengen limits visits (maxVisits), not playouts"),
-    ),
-    key("ponderingEnabled", For::Gtp, Meaning::Unused(NO_PONDER)),
-    key("maxVisitsPondering", For::Gtp, Meaning::Unused(NO_PONDER)),
-    key("maxPlayoutsPondering", For::Gtp, Meaning::Unused(NO_PONDER)),
-    key("maxTimePondering", For::Gtp, Meaning::Unused(NO_PONDER)),
-    key(
-        "lagBuffer",
-        For::Gtp,
-        Meaning::Set(|s, v| {
-            s.lag_buffer = Some(real(v, 0.0, 3600.0)?);
-            Ok(())
-        }),
-    ),
-    key(
-        "searchFactorWhenWinning",
-        For::Gtp,
-        Meaning::Unused(NO_SEARCH_FACTOR),
-    ),
-    key(
-        "searchFactorWhenWinningThreshold",
-        For::Gtp,
-        Meaning::Unused(NO_SEARCH_FACTOR),
-    ),
-    key(
-        "searchFactorAfterOnePass",
-        For::Gtp,
-        Meaning::Unused(NO_SEARCH_FACTOR),
-    ),
-    key(
-        "searchFactorAfterTwoPass",
-        For::Gtp,
-        Meaning::Unused(NO_SEARCH_FACTOR),
-    ),
+    "maxVisits" Both => set!(|s, v| s.max_visits = Some(count(v, 1, 1 << 50)?)),
+    "maxTime" Gtp => set!(|s, v| s.max_time = Some(real(v, 1e-3, 1e9)?)),
+    "maxPlayouts" Both => Meaning::Unused("Tengen limits visits (maxVisits), not playouts"),
+    "ponderingEnabled" Gtp => Meaning::Unused(NO_PONDER),
+    "maxVisitsPondering" Gtp => Meaning::Unused(NO_PONDER),
+    "maxPlayoutsPondering" Gtp => Meaning::Unused(NO_PONDER),
+    "maxTimePondering" Gtp => Meaning::Unused(NO_PONDER),
+    "lagBuffer" Gtp => set!(|s, v| s.lag_buffer = Some(real(v, 0.0, 3600.0)?)),
+    "searchFactorWhenWinning" Gtp => Meaning::Unused(NO_SEARCH_FACTOR),
+    "searchFactorWhenWinningThreshold" Gtp => Meaning::Unused(NO_SEARCH_FACTOR),
+    "searchFactorAfterOnePass" Gtp => Meaning::Unused(NO_SEARCH_FACTOR),
+    "searchFactorAfterTwoPass" Gtp => Meaning::Unused(NO_SEARCH_FACTOR),
     // Threads and the network's batches and cache.
-    key(
-        "numSearchThreads",
-        For::Both,
-        Meaning::Set(|s, v| {
-            s.threads = Some(count(v, 1, 1024)?);
-            Ok(())
-        }),
-    ),
-    key(
-        "numSearchThreadsPerAnalysisThread",
-        For::Analysis,
-        Meaning::Set(|s, v| {
-            s.threads = Some(count(v, 1, 1024)?);
-            Ok(())
-        }),
-    ),
-    key(
-        "numAnalysisThreads",
-        For::Analysis,
-        Meaning::Set(|s, v| {
-            s.analysis_threads = Some(count(v, 1, 16384)?);
-            Ok(())
-        }),
-    ),
-    key(
-        "nnMaxBatchSize",
-        For::Both,
-        Meaning::Set(|s, v| {
-            s.max_batch = Some(count(v, 1, 65536)?);
-            Ok(())
-        }),
-    ),
-    key(
-        "nnCacheSizePowerOfTwo",
-        For::Both,
-        Meaning::Set(|s, v| {
-            s.cache_entries = Some(1usize << count::<u32>(v, 0, 30)?);
-            Ok(())
-        }),
-    ),
-    key(
-        "nnRandomize",
-        For::Both,
-        Meaning::SearchFlag(|p| &mut p.random_symmetries),
-    ),
+    "numSearchThreads" Both => set!(|s, v| s.threads = Some(count(v, 1, 1024)?)),
+    "numSearchThreadsPerAnalysisThread" Analysis => set!(|s, v| s.threads = Some(count(v, 1, 1024)?)),
+    "numAnalysisThreads" Analysis => set!(|s, v| s.analysis_threads = Some(count(v, 1, 16384)?)),
+    "nnMaxBatchSize" Both => set!(|s, v| s.max_batch = Some(count(v, 1, 65536)?)),
+    "nnCacheSizePowerOfTwo" Both => set!(|s, v| s.cache_entries = Some(1usize << count::<u32>(v, 0, 30)?)),
+    "nnRandomize" Both => Meaning::SearchFlag(|p| &mut p.random_symmetries),
     // Resignation.
-    key(
-        "allowResignation",
-        For::Gtp,
-        Meaning::Set(|s, v| {
-            s.allow_resignation = Some(flag(v)?);
-            Ok(())
-        }),
-    ),
-    key(
-        "resignThreshold",
-        For::Gtp,
-        Meaning::Set(|s, v| {
-            s.resign_threshold = Some(real(v, -1.0, 1.0)?);
-            Ok(())
-        }),
-    ),
-    key(
-        "resignConsecTurns",
-        For::Gtp,
-        Meaning::Set(|s, v| {
-            s.resign_turns = Some(count(v, 1, 1000)?);
-            Ok(())
-        }),
-    ),
-    key(
-        "resignMinScoreDifference",
-        For::Gtp,
-        Meaning::Unused("Tengen resigns on the winrate alone"),
-    ),
-    key(
-        "resignMinMovesPerBoardArea",
-        For::Gtp,
-        Meaning::Unused("Tengen resigns on the winrate alone"),
-    ),
+    "allowResignation" Gtp => set!(|s, v| s.allow_resignation = Some(flag(v)?)),
+    "resignThreshold" Gtp => set!(|s, v| s.resign_threshold = Some(real(v, -1.0, 1.0)?)),
+    "resignConsecTurns" Gtp => set!(|s, v| s.resign_turns = Some(count(v, 1, 1000)?)),
+    "resignMinScoreDifference" Gtp => Meaning::Unused("Tengen resigns on the winrate alone"),
+    "resignMinMovesPerBoardArea" Gtp => Meaning::Unused("Tengen resigns on the winrate alone"),
     // Rules of a new game.
-    key("rules", For::Gtp, Meaning::Rule),
-    key("koRule", For::Gtp, Meaning::Rule),
-    key("scoringRule", For::Gtp, Meaning::Rule),
-    key("taxRule", For::Gtp, Meaning::Rule),
-    key("multiStoneSuicideLegal", For::Gtp, Meaning::Rule),
-    key("hasButton", For::Gtp, Meaning::Rule),
-    key("whiteHandicapBonus", For::Gtp, Meaning::Rule),
-    key("whiteBonusPerHandicapStone", For::Gtp, Meaning::Rule),
-    key("friendlyPassOk", For::Gtp, Meaning::Rule),
-    key(
-        "defaultBoardSize",
-        For::Gtp,
-        Meaning::Unused("a game starts at 19x19 until boardsize"),
-    ),
-    key(
-        "ignoreGTPAndForceKomi",
-        For::Gtp,
-        Meaning::Unused("Tengen takes komi from the controller"),
-    ),
+    "rules" Gtp => Meaning::Rule,
+    "koRule" Gtp => Meaning::Rule,
+    "scoringRule" Gtp => Meaning::Rule,
+    "taxRule" Gtp => Meaning::Rule,
+    "multiStoneSuicideLegal" Gtp => Meaning::Rule,
+    "hasButton" Gtp => Meaning::Rule,
+    "whiteHandicapBonus" Gtp => Meaning::Rule,
+    "whiteBonusPerHandicapStone" Gtp => Meaning::Rule,
+    "friendlyPassOk" Gtp => Meaning::Rule,
+    "defaultBoardSize" Gtp => Meaning::Unused("a game starts at 19x19 until boardsize"),
+    "ignoreGTPAndForceKomi" Gtp => Meaning::Unused("Tengen takes komi from the controller"),
     // What analysis reports.
-    key(
-        "reportAnalysisWinratesAs",
-        For::Analysis,
-        Meaning::Set(|s, v| {
-            s.report_as = Some(v.parse::<Perspective>()?);
-            Ok(())
-        }),
-    ),
-    key(
-        "analysisPVLen",
-        For::Analysis,
-        Meaning::Set(|s, v| {
-            s.pv_len = Some(count(v, 1, 1000)?);
-            Ok(())
-        }),
-    ),
+    "reportAnalysisWinratesAs" Analysis => set!(|s, v| s.report_as = Some(v.parse::<Perspective>()?)),
+    "analysisPVLen" Analysis => set!(|s, v| s.pv_len = Some(count(v, 1, 1000)?)),
     // Identity (Tengen's own keys).
-    key(
-        "gtpName",
-        For::Gtp,
-        Meaning::Set(|s, v| {
-            s.name = Some(word(v)?);
-            Ok(())
-        }),
-    ),
-    key(
-        "gtpVersion",
-        For::Gtp,
-        Meaning::Set(|s, v| {
-            s.version = Some(word(v)?);
-            Ok(())
-        }),
-    ),
+    "gtpName" Gtp => set!(|s, v| s.name = Some(word(v)?)),
+    "gtpVersion" Gtp => set!(|s, v| s.version = Some(word(v)?)),
     // Logging.
-    key(
-        "logFile",
-        For::Both,
-        Meaning::Set(|s, v| {
-            s.log.file = Some(PathBuf::from(v));
-            Ok(())
-        }),
-    ),
-    key(
-        "logDir",
-        For::Both,
-        Meaning::Set(|s, v| {
-            s.log.dir = Some(PathBuf::from(v));
-            Ok(())
-        }),
-    ),
-    key(
-        "logDirDated",
-        For::Both,
-        Meaning::Set(|s, v| {
-            s.log.dir = Some(PathBuf::from(v));
-            Ok(())
-        }),
-    ),
-    key(
-        "logToStderr",
-        For::Both,
-        Meaning::Set(|s, v| {
-            s.log.to_stderr = flag(v)?;
-            Ok(())
-        }),
-    ),
-    key(
-        "logAllGTPCommunication",
-        For::Gtp,
-        Meaning::Set(|s, v| {
-            s.log.requests = flag(v)?;
-            Ok(())
-        }),
-    ),
-    key(
-        "logAllRequests",
-        For::Analysis,
-        Meaning::Set(|s, v| {
-            s.log.requests = flag(v)?;
-            Ok(())
-        }),
-    ),
-    key(
-        "logAllResponses",
-        For::Analysis,
-        Meaning::Set(|s, v| {
-            s.log.responses = flag(v)?;
-            Ok(())
-        }),
-    ),
-    key(
-        "logErrorsAndWarnings",
-        For::Analysis,
-        Meaning::Unused("Tengen always logs its errors and warnings"),
-    ),
-    key(
-        "logSearchInfo",
-        For::Gtp,
-        Meaning::Unused("Tengen logs no search trees"),
-    ),
-    key(
-        "logSearchInfoForChosenMove",
-        For::Gtp,
-        Meaning::Unused("Tengen logs no search trees"),
-    ),
-    key(
-        "ogsChatToStderr",
-        For::Gtp,
-        Meaning::Unused("Tengen writes no CHAT lines yet"),
-    ),
-    key(
-        "startupPrintMessageToStderr",
-        For::Gtp,
-        Meaning::Unused("Tengen's start-up lines are its log"),
-    ),
-    key("homeDataDir", For::Both, Meaning::Unused(NO_DATA_FILES)),
-    key(
-        "warnUnusedFields",
-        For::Analysis,
-        Meaning::Unused("Tengen always warns about unknown query fields"),
-    ),
+    "logFile" Both => set!(|s, v| s.log.file = Some(PathBuf::from(v))),
+    "logDir" Both => set!(|s, v| s.log.dir = Some(PathBuf::from(v))),
+    "logDirDated" Both => set!(|s, v| s.log.dir = Some(PathBuf::from(v))),
+    "logToStderr" Both => set!(|s, v| s.log.to_stderr = flag(v)?),
+    "logAllGTPCommunication" Gtp => set!(|s, v| s.log.requests = flag(v)?),
+    "logAllRequests" Analysis => set!(|s, v| s.log.requests = flag(v)?),
+    "logAllResponses" Analysis => set!(|s, v| s.log.responses = flag(v)?),
+    "logErrorsAndWarnings" Analysis => Meaning::Unused("Tengen always logs its errors and warnings"),
+    "logSearchInfo" Gtp => Meaning::Unused("Tengen logs no search trees"),
+    "logSearchInfoForChosenMove" Gtp => Meaning::Unused("Tengen logs no search trees"),
+    "ogsChatToStderr" Gtp => Meaning::Unused("Tengen writes no CHAT lines yet"),
+    "startupPrintMessageToStderr" Gtp => Meaning::Unused("Tengen's start-up lines are its log"),
+    "homeDataDir" Both => Meaning::Unused(NO_DATA_FILES),
+    "warnUnusedFields" Analysis => Meaning::Unused("Tengen always warns about unknown query fields"),
     // Search parameters KataGo reads only from its config.
-    key(
-        "cpuctUtilityStdevPrior",
-        For::Both,
-        Meaning::SearchReal {
-            lo: 0.0,
-            hi: 10.0,
-            at: |p| &mut p.cpuct_utility_stdev_prior,
-        },
-    ),
-    key(
-        "cpuctUtilityStdevPriorWeight",
-        For::Both,
-        Meaning::SearchReal {
-            lo: 0.0,
-            hi: 100.0,
-            at: |p| &mut p.cpuct_utility_stdev_prior_weight,
-        },
-    ),
-    key(
-        "cpuctUtilityStdevScale",
-        For::Both,
-        Meaning::SearchReal {
-            lo: 0.0,
-            hi: 1.0,
-            at: |p| &mut p.cpuct_utility_stdev_scale,
-        },
-    ),
-    key(
-        "dynamicScoreCenterZeroWeight",
-        For::Both,
-        Meaning::SearchReal {
-            lo: 0.0,
-            hi: 1.0,
-            at: |p| &mut p.dynamic_score_center_zero_weight,
-        },
-    ),
-    key(
-        "dynamicScoreCenterScale",
-        For::Both,
-        Meaning::SearchReal {
-            lo: 0.2,
-            hi: 5.0,
-            at: |p| &mut p.dynamic_score_center_scale,
-        },
-    ),
-    key(
-        "noResultUtilityForWhite",
-        For::Both,
-        Meaning::SearchReal {
-            lo: -2.0,
-            hi: 2.0,
-            at: |p| &mut p.no_result_utility_for_white,
-        },
-    ),
-    key(
-        "drawEquivalentWinsForWhite",
-        For::Both,
-        Meaning::SearchReal {
-            lo: 0.0,
-            hi: 1.0,
-            at: |p| &mut p.draw_equivalent_wins_for_white,
-        },
-    ),
-    key(
-        "numVirtualLossesPerThread",
-        For::Both,
-        Meaning::SearchReal {
-            lo: 0.0,
-            hi: 1000.0,
-            at: |p| &mut p.virtual_losses_per_thread,
-        },
-    ),
-    key(
-        "fpuLossProp",
-        For::Both,
-        Meaning::SearchReal {
-            lo: 0.0,
-            hi: 1.0,
-            at: |p| &mut p.fpu_loss_prop,
-        },
-    ),
-    key(
-        "enablePassingHacks",
-        For::Both,
-        Meaning::SearchFlag(|p| &mut p.enable_passing_hacks),
-    ),
+    "cpuctUtilityStdevPrior" Both => search_real!(0.0, 10.0, cpuct_utility_stdev_prior),
+    "cpuctUtilityStdevPriorWeight" Both => search_real!(0.0, 100.0, cpuct_utility_stdev_prior_weight),
+    "cpuctUtilityStdevScale" Both => search_real!(0.0, 1.0, cpuct_utility_stdev_scale),
+    "dynamicScoreCenterZeroWeight" Both => search_real!(0.0, 1.0, dynamic_score_center_zero_weight),
+    "dynamicScoreCenterScale" Both => search_real!(0.2, 5.0, dynamic_score_center_scale),
+    "noResultUtilityForWhite" Both => search_real!(-2.0, 2.0, no_result_utility_for_white),
+    "drawEquivalentWinsForWhite" Both => search_real!(0.0, 1.0, draw_equivalent_wins_for_white),
+    "numVirtualLossesPerThread" Both => search_real!(0.0, 1000.0, virtual_losses_per_thread),
+    "fpuLossProp" Both => search_real!(0.0, 1.0, fpu_loss_prop),
+    "enablePassingHacks" Both => Meaning::SearchFlag(|p| &mut p.enable_passing_hacks),
 ];
 
 /// KataGo search options Tengen does not have (from KataGo's example configs): accepted
