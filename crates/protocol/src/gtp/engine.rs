@@ -425,6 +425,12 @@ impl Engine {
         }
         let params = SearchParams {
             ownership: a.ownership || a.moves_ownership,
+            // As KataGo: analysis has its own wide root noise, genmove keeps its own.
+            wide_root_noise: if genmove {
+                self.config.params.wide_root_noise
+            } else {
+                self.config.params.analysis_wide_root_noise
+            },
             ..self.config.params.clone()
         };
         self.search.set_params(params);
