@@ -216,9 +216,10 @@ impl Mirror {
         let shrink = 1.0 / (1.0 + depth.sqrt());
         let size = game.board().size();
         let center = center(self.width, self.height);
+        // The centre stone's chain on this line, if it still stands.
         let center_chain = center
             .and_then(|c| size.loc_at_index(c))
-            .filter(|&c| self.root_center_taken && game.board().stone(c).is_some());
+            .filter(|&c| game.board().stone(c).is_some());
         for (mv, p) in priors.iter_mut() {
             let mv = usize::from(*mv);
             let weight = match hint {
@@ -245,11 +246,14 @@ impl Mirror {
                         0.3
                     } else {
                         let mut w = if self.is_central(mv, 1) { 0.05 } else { 0.0 };
-                        if let (Some(c), Some(chain)) = (center, center_chain) {
+                        // Near an opposing centre stone the root had.
+                        if let Some(c) = center.filter(|_| self.root_center_taken) {
                             let board = game.board();
-                            let touches = board
-                                .neighbours(loc)
-                                .any(|n| board.stone(n).is_some() && board.same_chain(n, chain));
+                            let touches = center_chain.is_some_and(|chain| {
+                                board
+                                    .neighbours(loc)
+                                    .any(|n| board.stone(n).is_some() && board.same_chain(n, chain))
+                            });
                             let d2 = self.distance_sq(mv, c);
                             if touches || d2 <= 2 {
                                 w = 0.05;

@@ -44,7 +44,11 @@ fn search(anti_mirror: bool, visits: u64) -> (u64, f64) {
         })
         .unwrap();
     let center = size.parse_move("K10").unwrap();
-    let center_visits = a.moves.iter().find(|m| m.mv == center).map_or(0, |m| m.visits);
+    let center_visits = a
+        .moves
+        .iter()
+        .find(|m| m.mv == center)
+        .map_or(0, |m| m.visits);
     // The centre is its own reflection: no reply can mirror it.
     let lines: Vec<_> = a
         .moves
@@ -65,7 +69,10 @@ fn the_search_expects_the_mirror_and_tries_the_centre() {
     let (center_off, mirrored_off) = search(false, 800);
     println!("centre visits {center_on} vs {center_off}, mirror replies {mirrored_on:.2} vs {mirrored_off:.2}");
     assert!(center_on >= 48, "{center_on}");
-    assert!(center_on > 4 * center_off.max(1), "{center_on} vs {center_off}");
+    assert!(
+        center_on > 4 * center_off.max(1),
+        "{center_on} vs {center_off}"
+    );
     assert!(mirrored_on > 0.9, "{mirrored_on}");
     assert!(mirrored_off < 0.5, "{mirrored_off}");
 }
