@@ -865,8 +865,11 @@ impl Engine {
             *self.game.rules(),
             GameOptions::default(),
         );
+        // As KataGo's score estimate: no playout doubling advantage or anti-mirror bias.
         let params = SearchParams {
             ownership: true,
+            playout_doubling_advantage: 0.0,
+            anti_mirror: false,
             ..self.config.params.clone()
         };
         let mut search = Search::new(self.evaluator.clone(), params);
