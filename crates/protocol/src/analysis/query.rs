@@ -601,6 +601,8 @@ impl Overrides {
                         .parse::<Perspective>()?;
                     out.perspective = Some(p);
                 }
+                // GTP's own setting: KataGo's analysis engine does not know it either.
+                "analysisWideRootNoise" => out.unknown.push(k.clone()),
                 _ => {
                     let Ok(param) = crate::params::find(k) else {
                         out.unknown.push(k.clone());
@@ -647,7 +649,7 @@ mod tests {
             Err(e) => Err(e.to_string()),
         };
         let (q, w) = query(
-            r#","overrideSettings":{"cpuctExploration":0.9,"useLcbForSelection":false,"maxVisits":7,"nope":1,"zap":"x"}"#,
+            r#","overrideSettings":{"cpuctExploration":0.9,"useLcbForSelection":false,"maxVisits":7,"nope":1,"zap":"x","analysisWideRootNoise":0.1}"#,
         )
         .unwrap();
         assert_eq!(q.params.cpuct_exploration, 0.9);
@@ -655,7 +657,11 @@ mod tests {
         assert_eq!(q.max_visits, 7, "maxVisits in overrideSettings");
         // KataGo's one warning naming every unknown key.
         let warned: Vec<String> = w.iter().map(|w| w["warning"].to_string()).collect();
-        assert_eq!(warned, ["\"Unknown config params: nope,zap\""]);
+        assert_eq!(
+            warned,
+            ["\"Unknown config params: analysisWideRootNoise,nope,zap\""]
+        );
+        assert_eq!(q.params.analysis_wide_root_noise, 0.0);
         // A bad value fails the query, naming the setting.
         let e = query(r#","overrideSettings":{"lcbStdevs":99}"#)
             .err()
