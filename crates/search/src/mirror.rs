@@ -16,10 +16,10 @@
 //! - in the hard case (the opponent holds the centre and the komi favours it), a position
 //!   on such a line has its win rate shifted by who owns the centre point.
 //!
-//! Not the same: KataGo also gives a bonus to our moves touching the centre chain in the
-//! hard case, scaled by its liberties; here those moves get only the near-centre forced
-//! visits. KataGo turns off its graph-search cache, noise pruning and value weighting while
-//! a mirror is seen; Tengen has none of those. A stored prior is rounded to three digits.
+//! Not the same: KataGo turns off its graph-search cache, noise pruning and value
+//! weighting while a mirror is seen; Tengen has none of those. A stored prior is rounded
+//! to three digits (KataGo biases the full-precision policy). On a reused tree, the lines
+//! were checked for the mirror from the old root (KataGo re-checks from the new one).
 
 use tengen_rules::{Game, HandicapBonus, Move, Player, ScoringRule};
 
@@ -64,6 +64,21 @@ pub enum Hint {
         /// As for [`Hint::Reply`].
         difficult: bool,
     },
+}
+
+/// The node whose children selection weighs, as anti-mirror exploration needs it.
+#[derive(Clone, Copy, Debug)]
+pub struct Parent<'a> {
+    /// White moves here.
+    pub white: bool,
+    /// The node's mean utility (White's).
+    pub utility: f64,
+    /// Its children's total weight.
+    pub total: f64,
+    /// The move that led here (`None` at the root: the game's last move).
+    pub last_move: Option<u16>,
+    /// In the hard case with us to move: the centre chain's liberties (else empty).
+    pub center_liberties: &'a [u16],
 }
 
 /// [`Hint::None`] packed.
@@ -271,23 +286,24 @@ impl Mirror {
         }
     }
 
-    /// A child's utility (White's) as selection sees it at a node with hint `hint`, for
-    /// the child reached by `mv` with `weight` of the node's `total` child weight: forced
-    /// or favoured as KataGo's anti-mirror exploration does. `parent_utility` is the
-    /// node's mean utility, `white` whether White moves there, `parent_move` the move
-    /// that led to the node (`None` at the root: the game's last move).
-    #[allow(clippy::too_many_arguments)]
+    /// A child's utility (White's) as selection sees it at `parent`, a node with hint
+    /// `hint`, for the child reached by `mv` with `weight` of the children's total weight:
+    /// forced or favoured as KataGo's anti-mirror exploration does.
     pub fn adjust(
         &self,
         hint: Hint,
+        parent: &Parent<'_>,
         mv: u16,
         utility: f64,
         weight: f64,
-        total: f64,
-        parent_utility: f64,
-        white: bool,
-        parent_move: Option<u16>,
     ) -> f64 {
+        let Parent {
+            white,
+            utility: parent_utility,
+            total,
+            last_move: parent_move,
+            center_liberties,
+        } = *parent;
         let sign = if white { 1.0 } else { -1.0 };
         let mv = usize::from(mv);
         let area = self.width * self.height;
@@ -348,11 +364,18 @@ impl Mirror {
                 };
                 let mut dump: f64 = 0.0;
                 if difficult {
+                    // Touching the centre chain: a bonus and forced visits, more the fewer
+                    // liberties it has.
+                    if center_liberties.contains(&(mv as u16)) {
+                        let libs = center_liberties.len() as f64;
+                        u += sign * 0.75 / (1.0 + libs) / err.max(1.0) * damp;
+                        dump = 0.10 / libs;
+                    }
                     let d2 = self.distance_sq(mv, c);
                     if d2 <= 2 {
-                        dump = 0.010;
+                        dump = dump.max(0.010);
                     } else if d2 <= 4 {
-                        dump = 0.005;
+                        dump = dump.max(0.005);
                     }
                 }
                 if mv == c {
@@ -408,6 +431,31 @@ impl Mirror {
         let wl = (wl.atanh() + scale * f64::from(center_ownership)).tanh();
         let win = total * (0.5 + 0.5 * wl);
         (win as f32, (total - win) as f32)
+    }
+
+    /// The liberties of the centre chain (policy indices) where the hint is the hard
+    /// case with us to move; empty otherwise.
+    pub fn center_liberties(&self, game: &Game, hint: Hint) -> Vec<u16> {
+        if hint != (Hint::Break { difficult: true }) {
+            return Vec::new();
+        }
+        let board = game.board();
+        let size = board.size();
+        let Some(c) = center(self.width, self.height).and_then(|c| size.loc_at_index(c)) else {
+            return Vec::new();
+        };
+        if board.stone(c).is_none() {
+            return Vec::new();
+        }
+        let mut libs: Vec<u16> = board
+            .chain(c)
+            .flat_map(|s| board.neighbours(s))
+            .filter(|&n| board.is_empty_at(n))
+            .map(|n| size.index_of(n) as u16)
+            .collect();
+        libs.sort_unstable();
+        libs.dedup();
+        libs
     }
 
     /// The centre's policy index, on a board with a centre point.
@@ -517,8 +565,16 @@ mod tests {
 
     /// A 19x19 game where White answers each Black move with its reflection, `n` times.
     fn mirrored_game(n: usize) -> Game {
-        let size = BoardSize::square(19).unwrap();
-        let mut g = Game::new(size, Rules::chinese());
+        mirrored_from(
+            Game::new(BoardSize::square(19).unwrap(), Rules::chinese()),
+            n,
+        )
+    }
+
+    /// `start` (19x19, Black to move) continued by `n` Black moves, each mirrored.
+    fn mirrored_from(start: Game, n: usize) -> Game {
+        let mut g = start;
+        let size = g.board().size();
         // All below the middle row, so that no reflection meets a Black stone.
         let black = [
             "D4", "K3", "G6", "O5", "C7", "R3", "F2", "M8", "B9", "H4", "P7", "E8", "Q2", "L6",
@@ -584,11 +640,72 @@ mod tests {
         assert!((priors[0].1 - 0.505).abs() < 1e-6, "{priors:?}");
         assert_eq!(priors[1].1, 0.5);
         // White moves: a starved mirror reply is pushed up by the forcing amount.
-        let u = m.adjust(hint, reply, 0.1, 0.0, 100.0, 0.0, true, Some(0));
+        let at = Parent {
+            white: true,
+            utility: 0.0,
+            total: 100.0,
+            last_move: Some(0),
+            center_liberties: &[],
+        };
+        let u = m.adjust(hint, &at, reply, 0.1, 0.0);
         assert!(u > 50.0, "{u}");
-        let fed = m.adjust(hint, reply, 0.1, 90.0, 100.0, 0.0, true, Some(0));
-        assert_eq!(fed, 0.1);
-        assert_eq!(m.adjust(hint, 0, 0.1, 0.0, 100.0, 0.0, true, Some(0)), 0.1);
+        assert_eq!(m.adjust(hint, &at, reply, 0.1, 90.0), 0.1);
+        assert_eq!(m.adjust(hint, &at, 0, 0.1, 0.0), 0.1);
+    }
+
+    #[test]
+    fn the_hard_case_is_an_opponent_on_the_centre_with_the_komi() {
+        // White began on the centre, then mirrored: komi 7.5 makes the mirror win.
+        let size = BoardSize::square(19).unwrap();
+        let mut board = tengen_rules::Board::new(size);
+        let k10 = size.parse_move("K10").unwrap().loc().unwrap();
+        board.set_stones(&[(k10, Some(Player::White))]).unwrap();
+        let start = Game::from_position(
+            board,
+            Player::Black,
+            Rules::chinese(),
+            tengen_rules::GameOptions::default(),
+        );
+        let mut g = mirrored_from(start, 16);
+        let m = Mirror::detect(&g).expect("a mirror");
+        assert_eq!(m.advantage, 6.5);
+        let hint = m.hint(&g);
+        assert_eq!(hint, Hint::Break { difficult: true });
+        // The centre stone's four liberties get a bonus and forced visits for Black.
+        let libs = m.center_liberties(&g, hint);
+        let around: Vec<u16> = ["K11", "J10", "L10", "K9"]
+            .iter()
+            .map(|t| move_index(size, size.parse_move(t).unwrap()) as u16)
+            .collect();
+        assert_eq!(libs.len(), 4);
+        assert!(around.iter().all(|a| libs.contains(a)), "{libs:?}");
+        let at = Parent {
+            white: false,
+            utility: 0.0,
+            total: 100.0,
+            last_move: None,
+            center_liberties: &libs,
+        };
+        let touching = m.adjust(hint, &at, around[0], 0.0, 50.0);
+        assert!((touching + 0.75 / 5.0).abs() < 1e-9, "{touching}");
+        // Starved, it is forced (a quarter of 10% of the visits).
+        assert!(m.adjust(hint, &at, around[0], 0.0, 1.0) < -50.0);
+        assert_eq!(m.adjust(hint, &at, 0, 0.0, 1.0), 0.0, "A19 is far away");
+        // White's mirror reply then gets three times the prior weight.
+        let ours = size.parse_move("C3").unwrap();
+        g.play(ours).unwrap();
+        let reply = reflect(size.area(), move_index(size, ours)) as u16;
+        let hint = m.hint(&g);
+        assert_eq!(
+            hint,
+            Hint::Reply {
+                mirror_move: reply,
+                difficult: true
+            }
+        );
+        let mut priors = vec![(reply, 0.0f32)];
+        m.bias_priors(&g, hint, &mut priors);
+        assert!((priors[0].1 - 1.5).abs() < 1e-6, "{priors:?}");
     }
 
     #[test]

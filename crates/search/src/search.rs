@@ -417,6 +417,8 @@ impl Search {
             inner.tree.set_root_priors(&priors);
         }
         inner.tree.nodes[0].mirror = hint.pack();
+        let liberties = mirror.map_or_else(Vec::new, |m| m.center_liberties(&game, hint));
+        inner.tree.set_center_liberties(0, liberties);
         inner.root_eval = Some(root_out);
         inner.error = None;
         inner.started = 0;
@@ -861,6 +863,9 @@ fn worker(shared: &Shared, run: &Run, seed: u64) {
                 };
                 let depth = (path.len() - 1) as u32;
                 let hint = run.mirror.map_or(Hint::None, |m| m.hint(&game));
+                let liberties = run
+                    .mirror
+                    .map_or_else(Vec::new, |m| m.center_liberties(&game, hint));
                 leaf_priors(&out, &game, run, depth, hint, &mut pairs, &mut priors);
                 let sample = sample_of(&run.utility, &out);
                 let mut inner = lock(&shared.inner);
@@ -869,6 +874,9 @@ fn worker(shared: &Shared, run: &Run, seed: u64) {
                     .tree
                     .expand(leaf, game.to_move(), sample.utility, &priors);
                 inner.tree.nodes[leaf as usize].mirror = hint.pack();
+                if !liberties.is_empty() {
+                    inner.tree.set_center_liberties(leaf, liberties);
+                }
                 inner.tree.backup(&path, &sample);
                 inner.completed += 1;
                 if let Some(own) = out.white_ownership.as_deref().filter(|_| params.ownership) {

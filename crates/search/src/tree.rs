@@ -4,6 +4,8 @@
 //! Everything here runs under the search's tree lock and never waits on a network;
 //! evaluations happen outside it.
 
+use std::collections::HashMap;
+
 use tengen_rules::Player;
 
 use crate::mirror::{Hint, Mirror, NO_HINT};
@@ -184,6 +186,9 @@ pub struct Tree {
     pub nodes: Vec<Node>,
     /// All stored priors.
     pub priors: Vec<Prior>,
+    /// Anti-mirror search's hard case: the liberties (policy indices) of the centre chain
+    /// at the nodes where we are to move, which get a bonus. Rare, so kept aside.
+    center_liberties: HashMap<u32, Box<[u16]>>,
 }
 
 impl Tree {
@@ -192,6 +197,7 @@ impl Tree {
         Tree {
             nodes: vec![Node::new(u16::MAX, 1.0)],
             priors: Vec::new(),
+            center_liberties: HashMap::new(),
         }
     }
 
@@ -231,6 +237,16 @@ impl Tree {
         node.next_player = next_player;
         node.nn_utility = nn_utility as f32;
         node.state = State::Expanded;
+    }
+
+    /// Records the centre chain's liberties at `n` for anti-mirror search's hard case.
+    pub fn set_center_liberties(&mut self, n: u32, liberties: Vec<u16>) {
+        if liberties.is_empty() {
+            self.center_liberties.remove(&n);
+        } else {
+            self.center_liberties
+                .insert(n, liberties.into_boxed_slice());
+        }
     }
 
     /// Replaces the root's priors (root temperature, noise, filters) and updates the priors
@@ -432,6 +448,8 @@ impl Tree {
                 choice = Some(c);
             }
         }
+        // It borrows the tree, which a new child changes.
+        drop(anti_mirror);
         if node.num_children < node.priors_len {
             let p = self.priors[node.priors_at as usize + node.num_children as usize];
             let v = scale * f64::from(p.p()) + sign * fpu;
@@ -495,6 +513,7 @@ impl Tree {
                 choice = Some(Ok(c));
             }
         }
+        drop(anti_mirror);
         for &p in self.priors_of(0) {
             if has[p.mv as usize] {
                 continue;
@@ -515,7 +534,7 @@ impl Tree {
     /// The anti-mirror adjustment of children's utilities at `n` (move, utility, weight to
     /// utility), when a mirror is seen and `n` is on a line that kept it.
     fn anti_mirror<'a>(
-        &self,
+        &'a self,
         n: u32,
         mirror: Option<&'a Mirror>,
         total: f64,
@@ -523,10 +542,14 @@ impl Tree {
         let node = &self.nodes[n as usize];
         let hint = Hint::unpack(node.mirror);
         let m = mirror.filter(|_| hint != Hint::None)?;
-        let white = node.next_player == Player::White;
-        let parent_utility = node.utility();
-        let parent_move = (n != 0).then_some(node.mv);
-        Some(move |mv, u, w| m.adjust(hint, mv, u, w, total, parent_utility, white, parent_move))
+        let at = crate::mirror::Parent {
+            white: node.next_player == Player::White,
+            utility: node.utility(),
+            total,
+            last_move: (n != 0).then_some(node.mv),
+            center_liberties: self.center_liberties.get(&n).map_or(&[], |l| l),
+        };
+        Some(move |mv, u, w| m.adjust(hint, &at, mv, u, w))
     }
 
     fn add_child(&mut self, parent: u32, p: Prior) -> u32 {
@@ -546,6 +569,7 @@ impl Tree {
         let mut priors = Vec::with_capacity(self.priors.len());
         // (old index, new index of its parent, or NONE for the root)
         let mut stack = vec![(new_root, NONE)];
+        let mut center_liberties = HashMap::new();
         while let Some((old, parent)) = stack.pop() {
             let mut node = self.nodes[old as usize].clone();
             let at = priors.len() as u32;
@@ -558,6 +582,9 @@ impl Tree {
                 node.state = State::Fresh;
             }
             let idx = nodes.len() as u32;
+            if let Some(l) = self.center_liberties.remove(&old) {
+                center_liberties.insert(idx, l);
+            }
             if parent != NONE {
                 let p: &mut Node = &mut nodes[parent as usize];
                 node.next_sibling = p.first_child;
@@ -572,6 +599,7 @@ impl Tree {
         }
         self.nodes = nodes;
         self.priors = priors;
+        self.center_liberties = center_liberties;
         self.nodes[0].prior = 1.0;
     }
 
