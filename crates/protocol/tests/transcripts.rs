@@ -227,6 +227,7 @@ fn run_analysis(path: &Path, t: &Transcript, out: &mut Outcome) -> Result<(), St
         params: one_thread(),
         max_visits: 8,
         pv_len: 5,
+        max_time: None,
     };
     let (mut threads, mut perspective, mut queue) = (1, Perspective::Black, 64 << 20);
     for (name, value) in &t.setup {

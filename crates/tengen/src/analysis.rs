@@ -121,6 +121,10 @@ pub fn run(a: AnalysisArgs) -> Result<()> {
         params,
         max_visits: max_visits.max(1),
         pv_len,
+        // Beyond what a Duration holds is no limit.
+        max_time: settings
+            .max_time
+            .and_then(|t| std::time::Duration::try_from_secs_f64(t).ok()),
     };
     let out = Logged::new(std::io::stdout(), "response:", settings.log.responses);
     let engine = AnalysisEngine::new(

@@ -115,7 +115,7 @@ const NO_DATA_FILES: &str = "Tengen keeps no data files there";
 static KEYS: &[Key] = keys![
     // How far a search goes.
     "maxVisits" Both => set!(|s, v| s.max_visits = Some(count(v, 1, 1 << 50)?)),
-    "maxTime" Gtp => set!(|s, v| s.max_time = Some(real(v, 1e-3, 1e9)?)),
+    "maxTime" Both => set!(|s, v| s.max_time = Some(real(v, 1e-3, 1e9)?)),
     "maxPlayouts" Both => Meaning::Unused("Tengen limits visits (maxVisits), not playouts"),
     "ponderingEnabled" Gtp => Meaning::Unused(NO_PONDER),
     "maxVisitsPondering" Gtp => Meaning::Unused(NO_PONDER),
@@ -189,7 +189,6 @@ static KEYS: &[Key] = keys![
 /// and listed at start-up.
 static KATAGO_ONLY: &[&str] = &[
     "analysisIgnorePreRootHistory",
-    "antiMirror",
     "assumeMultipleStartingBlackMovesAreHandicap",
     "avoidMYTDaggerHack",
     "avoidRepeatedPatternUtility",
@@ -203,8 +202,6 @@ static KATAGO_ONLY: &[&str] = &[
     "fpuParentWeightByVisitedPolicy",
     "ignorePreRootHistory",
     "nodeTableShardsPowerOfTwo",
-    "playoutDoublingAdvantage",
-    "playoutDoublingAdvantagePla",
     "preventCleanupPhase",
     "rootEndingBonusPoints",
     "rootPruneUselessMoves",

@@ -515,3 +515,24 @@ fn max_time_caps_each_moves_search() {
     assert!(start.elapsed() < std::time::Duration::from_secs(20));
     assert!(r[1] != "resign" && r[1].len() >= 2, "{r:?}");
 }
+
+#[test]
+fn max_time_bounds_a_query_without_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write(dir.path(), "a.cfg", "maxTime = 0.3\n");
+    let q = r#"{"id":"q","moves":[],"rules":"chinese","boardXSize":9,"boardYSize":9,"maxVisits":10000000000}"#;
+    let start = std::time::Instant::now();
+    let run = tengen(
+        &[
+            "analysis",
+            "-model",
+            "none",
+            "-config",
+            cfg.to_str().unwrap(),
+        ],
+        &format!("{q}\n"),
+    );
+    let out = responses(&run);
+    assert!(start.elapsed() < std::time::Duration::from_secs(20));
+    assert_eq!(out[0]["isDuringSearch"], false, "{out:?}");
+}

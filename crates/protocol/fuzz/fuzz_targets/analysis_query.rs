@@ -13,6 +13,7 @@ fuzz_target!(|data: &[u8]| {
         params: SearchParams::default(),
         max_visits: 10,
         pv_len: 15,
+        max_time: None,
     };
     let _ = parse(&text, &defaults);
 });

@@ -391,6 +391,7 @@ mod tests {
             },
             max_visits: visits,
             pv_len: 2,
+            max_time: None,
         };
         let q = format!(
             r#"{{"id":"{id}","moves":[["B","C3"],["W","G7"]],"rules":"chinese","boardXSize":9,"boardYSize":9,"analyzeTurns":[0,1,2]}}"#
@@ -453,6 +454,7 @@ mod tests {
             params: SearchParams::default(),
             max_visits: 10,
             pv_len: 2,
+            max_time: None,
         };
         // Ten billion visits would take hours; a fifth of a second ends it.
         let q = r#"{"id":"t","moves":[],"rules":"chinese","boardXSize":9,"boardYSize":9,"maxVisits":10000000000,"overrideSettings":{"maxTime":0.2}}"#;

@@ -161,6 +161,8 @@ pub struct Defaults {
     pub max_visits: u64,
     /// PV length when a query gives none.
     pub pv_len: usize,
+    /// Time limit when a query's `overrideSettings` give no `maxTime` (KataGo's config key).
+    pub max_time: Option<Duration>,
 }
 
 const KNOWN: &[&str] = &[
@@ -386,12 +388,16 @@ pub fn parse(line: &str, d: &Defaults) -> Result<Request, Value> {
             .map_err(|_| bad())?
             .apply(&mut params, &mut override_visits);
     }
-    let mut overrides = Overrides::default();
+    let mut overrides = Overrides {
+        max_time: d.max_time,
+        ..Overrides::default()
+    };
     match obj.get("overrideSettings") {
         None => {}
         Some(Value::Object(o)) => {
             let bad = |e: String| err("overrideSettings", &format!("Could not set settings: {e}"));
-            overrides = Overrides::read(o, &mut params, &mut override_visits).map_err(bad)?;
+            overrides =
+                Overrides::read(o, d.max_time, &mut params, &mut override_visits).map_err(bad)?;
             for k in &overrides.human_sl {
                 warnings.push(json!({"warning": format!("{k} needs a human SL model, and none is loaded"), "field": "overrideSettings", "id": id}));
             }
@@ -573,14 +579,19 @@ const MAX_TIME_SECONDS: f64 = 1e20;
 impl Overrides {
     /// Applies `overrideSettings` as KataGo does: search parameters by the parameter
     /// table (`maxVisits` there counts when the query has none of its own), the query's
-    /// time limit and perspective here. A value may be given as JSON or as text, since
-    /// KataGo reads them as config text. A bad value fails the whole query.
+    /// time limit (over `max_time`, the default) and perspective here. A value may be
+    /// given as JSON or as text, since KataGo reads them as config text. A bad value
+    /// fails the whole query.
     fn read(
         o: &Map<String, Value>,
+        max_time: Option<Duration>,
         params: &mut SearchParams,
         visits: &mut Option<u64>,
     ) -> Result<Overrides, String> {
-        let mut out = Overrides::default();
+        let mut out = Overrides {
+            max_time,
+            ..Overrides::default()
+        };
         for (k, v) in o {
             let text = v.as_str();
             match k.as_str() {
@@ -629,6 +640,7 @@ mod tests {
             params: SearchParams::default(),
             max_visits: 10,
             pv_len: 5,
+            max_time: None,
         }
     }
 
