@@ -50,7 +50,7 @@ pub enum FrameError {
     #[error("truncated JPEG: no end-of-image marker after the scan data")]
     TruncatedJpeg,
     /// Bytes that are not an image in a format we decode (JPEG, PNG), or are corrupt.
-    #[error("cannot decode the image: {0}")]
+    #[error("cannot decode the image")]
     Decode(#[from] image::ImageError),
 }
 

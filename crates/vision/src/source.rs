@@ -10,19 +10,21 @@ use crate::frame::{Frame, FrameError};
 #[derive(Debug, Error)]
 pub enum SourceError {
     /// A file or folder could not be read.
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}")]
     Io {
         /// The file or folder.
         path: PathBuf,
         /// The underlying error.
+        #[source]
         source: std::io::Error,
     },
     /// A file was read but is not a frame.
-    #[error("{path}: {source}")]
+    #[error("{path} is not a usable image")]
     Frame {
         /// The file.
         path: PathBuf,
         /// Why it is not a frame.
+        #[source]
         source: FrameError,
     },
 }
