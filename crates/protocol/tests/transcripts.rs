@@ -384,3 +384,33 @@ fn every_listed_command_has_a_transcript() {
     assert!(listed.split_whitespace().count() >= 40, "{listed}");
     assert!(missing.is_empty(), "no transcript sends {missing:?}");
 }
+
+#[test]
+fn list_commands_leads_clients_to_kata_analyze() {
+    let mut engine = gtp_engine(&[]).expect("an engine");
+    let listed = gtp_exchange(&mut engine, "list_commands").expect("a reply");
+    let listed: Vec<&str> = listed
+        .strip_prefix("= ")
+        .expect("list_commands succeeds")
+        .lines()
+        .filter(|l| !l.is_empty())
+        .collect();
+    // Sabaki takes the first of its preferences that the engine lists.
+    let sabaki = ["analyze", "kata-analyze", "lz-analyze"]
+        .into_iter()
+        .find(|c| listed.contains(c));
+    assert_eq!(sabaki, Some("kata-analyze"), "{listed:?}");
+    // KataGo's commands come first, in KataGo's order, then Tengen's own.
+    let katago_tail = ["cputime", "stop"];
+    let stop = listed.iter().position(|c| *c == "stop").expect("stop");
+    assert_eq!(&listed[stop - 1..=stop], katago_tail);
+    assert!(
+        listed[stop + 1..]
+            .iter()
+            .all(|c| c.starts_with("tengen-") || c.starts_with("gogui-") || c.starts_with("kgs-")),
+        "{listed:?}"
+    );
+    // The unlisted names still run.
+    let reply = gtp_exchange(&mut engine, "genmove_analyze b 0").expect("a reply");
+    assert!(reply.starts_with("=\nplay "), "{reply}");
+}
