@@ -376,8 +376,9 @@ impl Engine {
             C::Printsgf => Ok(sgf::save(&self.game)),
             C::Cputime => Ok(format!("{:.3}", cpu_seconds())),
             C::GetKomi => Ok(self.game.rules().komi.to_string()),
+            // KataGo's clears the search tree too, so that a search starts afresh.
             C::ClearCache => {
-                self.search.stop();
+                self.search.clear_tree();
                 self.evaluator.clear_cache();
                 Ok(String::new())
             }
