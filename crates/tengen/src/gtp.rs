@@ -498,9 +498,28 @@ fn analyze(
         Duration::from_millis(50)
     };
     let mut next = None;
+    let mut cancelled = false;
     loop {
-        if a.genmove {
+        if a.genmove && !kind.cancellable() {
             std::thread::sleep(tick);
+            if !engine.is_searching() {
+                break;
+            }
+        } else if a.genmove {
+            // kata-search_analyze_cancellable: its move, or the next line, whichever first.
+            match rx.recv_timeout(tick) {
+                Ok(l) => {
+                    cancelled = engine.is_searching();
+                    next = Some(l);
+                    break;
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    while engine.is_searching() {
+                        std::thread::sleep(tick);
+                    }
+                }
+            }
             if !engine.is_searching() {
                 break;
             }
@@ -526,7 +545,12 @@ fn analyze(
             writeln!(out, "{line}")?;
         }
     }
-    if let Some(play) = engine.finish_analyze(&a) {
+    let closing = if cancelled {
+        engine.cancel_analyze(&a)
+    } else {
+        engine.finish_analyze(&a)
+    };
+    if let Some(play) = closing {
         writeln!(out, "{play}")?;
     }
     writeln!(out)?;

@@ -828,3 +828,26 @@ fn kata_get_models_names_the_bundled_network() {
     assert_eq!(models[0]["usesHumanSLProfile"], false, "{json}");
     assert!(models[0]["maxBatchSize"].as_u64() >= Some(1), "{json}");
 }
+
+#[test]
+fn kata_search_analyze_cancellable_closes_with_play_cancelled() {
+    let pause = std::time::Duration::from_millis(400);
+    let out = timed_session(
+        &["--engine", "search", "--visits", "100000000"],
+        &[
+            "boardsize 9\n1 kata-search_analyze_cancellable b 10\n",
+            "2 name\n3 showboard\nquit\n",
+        ],
+        pause,
+    );
+    let r: Vec<&str> = out.trim_end_matches('\n').split("\n\n").collect();
+    let search: Vec<&str> = r[1].lines().collect();
+    assert_eq!(search[0], "=1", "{out}");
+    assert!(search[1].starts_with("info move "), "{out}");
+    assert_eq!(search.last(), Some(&"play cancelled"), "{out}");
+    assert_eq!(r[2], "=2 Tengen", "{out}");
+    assert!(
+        r[3].contains("Next player: Black") && !r[3].contains('X'),
+        "{out}"
+    );
+}

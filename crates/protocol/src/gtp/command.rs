@@ -56,6 +56,8 @@ pub const COMMANDS: &[&str] = &[
     "printsgf",
     "lz-genmove_analyze",
     "kata-genmove_analyze",
+    "kata-search_analyze",
+    "kata-search_analyze_cancellable",
     "lz-analyze",
     "kata-analyze",
     "kata-raw-nn",
@@ -233,6 +235,11 @@ pub enum Analyze {
     LzGenmove,
     /// `genmove_analyze`.
     PlainGenmove,
+    /// `kata-search_analyze`: `kata-genmove_analyze` that plays nothing.
+    KataSearch,
+    /// `kata-search_analyze_cancellable`: `kata-search_analyze` that the next input line
+    /// cancels (its closing line is then `play cancelled`).
+    KataSearchCancellable,
 }
 
 /// Rules as given, and what they mean.
@@ -295,6 +302,8 @@ impl Analyze {
             "kata-genmove_analyze" => Analyze::KataGenmove,
             "lz-genmove_analyze" => Analyze::LzGenmove,
             "genmove_analyze" => Analyze::PlainGenmove,
+            "kata-search_analyze" => Analyze::KataSearch,
+            "kata-search_analyze_cancellable" => Analyze::KataSearchCancellable,
             _ => return None,
         })
     }
@@ -308,23 +317,39 @@ impl Analyze {
             Analyze::KataGenmove => "kata-genmove_analyze",
             Analyze::LzGenmove => "lz-genmove_analyze",
             Analyze::PlainGenmove => "genmove_analyze",
+            Analyze::KataSearch => "kata-search_analyze",
+            Analyze::KataSearchCancellable => "kata-search_analyze_cancellable",
         }
     }
 
     /// Its output format.
     pub fn format(self) -> Format {
         match self {
-            Analyze::Kata | Analyze::KataGenmove => Format::Kata,
+            Analyze::Kata
+            | Analyze::KataGenmove
+            | Analyze::KataSearch
+            | Analyze::KataSearchCancellable => Format::Kata,
             Analyze::Lz | Analyze::Plain | Analyze::LzGenmove | Analyze::PlainGenmove => Format::Lz,
         }
     }
 
-    /// Whether it ends by playing a move.
+    /// Whether it searches as `genmove` does, to a move's limits, and ends with a
+    /// `play MOVE` line.
     pub fn genmove(self) -> bool {
+        self.plays() || matches!(self, Analyze::KataSearch | Analyze::KataSearchCancellable)
+    }
+
+    /// Whether it plays the move it ends with.
+    pub fn plays(self) -> bool {
         matches!(
             self,
             Analyze::KataGenmove | Analyze::LzGenmove | Analyze::PlainGenmove
         )
+    }
+
+    /// Whether the next input line cancels it before its move is chosen.
+    pub fn cancellable(self) -> bool {
+        self == Analyze::KataSearchCancellable
     }
 }
 
@@ -644,9 +669,10 @@ impl Command {
             | C::KataSetRules(_)
             | C::KataSetRule(_)
             | C::Loadsgf { .. }
-            | C::TengenLevel(_)
-            // They may set the player to move, and the genmove forms play.
-            | C::Analyze(..) => true,
+            | C::TengenLevel(_) => true,
+            // They may set the player to move, and the genmove forms play; the search-only
+            // forms search a copy.
+            C::Analyze(a, _) => a.plays() || !a.genmove(),
             C::ProtocolVersion
             | C::Name
             | C::Version
@@ -762,6 +788,8 @@ impl Command {
             C::Printsgf,
             analyze(Analyze::LzGenmove),
             analyze(Analyze::KataGenmove),
+            analyze(Analyze::KataSearch),
+            analyze(Analyze::KataSearchCancellable),
             analyze(Analyze::Lz),
             analyze(Analyze::Kata),
             C::KataRawNn {

@@ -159,6 +159,8 @@ pub struct Engine {
     evaluator: Arc<dyn Evaluator>,
     status_cache: Option<(u128, DeadAndSeki)>,
     analysis_started: Option<std::time::Instant>,
+    /// Whose move a `kata-search_analyze` form searches (it plays nothing).
+    analysis_mover: Option<Player>,
     /// The last chosen move's summary, when `ogs_chat_to_stderr` asks for them.
     chat: Option<SearchChat>,
     quit: bool,
@@ -189,6 +191,7 @@ impl Engine {
             evaluator,
             status_cache: None,
             analysis_started: None,
+            analysis_mover: None,
             chat: None,
             quit: false,
         })
@@ -232,6 +235,7 @@ impl Engine {
         self.rng = fastrand::Rng::with_seed(config.params.seed);
         self.status_cache = None;
         self.analysis_started = None;
+        self.analysis_mover = None;
         self.chat = None;
         self.quit = false;
         self.config = config;
@@ -513,23 +517,32 @@ impl Engine {
         if genmove && a.player.is_none() {
             return Err(format!("{} takes a color first", kind.name()));
         }
+        // The search-only forms search a copy with their player to move; the others set
+        // the game's player to move.
+        let mut copy = None;
         if let Some(p) = a.player {
-            if p != self.game.to_move() {
+            if !kind.plays() && genmove {
+                let mut g = self.game.clone();
+                g.set_player_to_move(p);
+                copy = Some(g);
+            } else if p != self.game.to_move() {
                 self.game.set_player_to_move(p);
             }
         }
+        let game = copy.as_ref().unwrap_or(&self.game);
         let params = SearchParams {
             ownership: a.ownership || a.moves_ownership,
             ..self.config.params.clone()
         };
         self.search.set_params(params);
         self.search.set_filter(a.filters.clone());
-        self.search.set_position(&self.game);
+        self.search.set_position(game);
         let limits = if genmove {
-            self.move_limits()
+            self.move_limits_in(game)
         } else {
             Limits::default()
         };
+        self.analysis_mover = copy.map(|g| g.to_move());
         self.analysis_started = Some(std::time::Instant::now());
         self.search.start(limits).map_err(|e| e.to_string())?;
         Ok(a)
@@ -568,13 +581,35 @@ impl Engine {
         self.search.is_running()
     }
 
-    /// Ends an analysis; for the `genmove` forms, plays the chosen move and returns the
-    /// closing `play VERTEX` line.
+    /// Ends a search-only form (`kata-search_analyze_cancellable`) early, as the next
+    /// input line does: its closing line is `play cancelled`, as KataGo's. Any other
+    /// analysis ends as [`Engine::finish_analyze`] ends it.
+    pub fn cancel_analyze(&mut self, a: &AnalyzeArgs) -> Option<String> {
+        if self.analysis_mover.take().is_none() {
+            return self.finish_analyze(a);
+        }
+        self.search.stop();
+        self.analysis_started = None;
+        self.search.set_filter(Vec::new());
+        self.search.set_params(self.config.params.clone());
+        Some("play cancelled".into())
+    }
+
+    /// Ends an analysis; for the `genmove` forms, plays the chosen move (the search-only
+    /// forms play nothing) and returns the closing `play VERTEX` line.
     pub fn finish_analyze(&mut self, a: &AnalyzeArgs) -> Option<String> {
         self.search.stop();
         let started = self.analysis_started.take();
-        let line = match (a.genmove, started) {
-            (true, Some(t)) => Some(match self.conclude_move(t) {
+        let line = match (a.genmove, started, self.analysis_mover.take()) {
+            (true, Some(t), Some(mover)) => Some(match self.choose(mover, t) {
+                Ok(Some(mv)) => format!("play {}", self.game.board().size().gtp(mv)),
+                Ok(None) => "play resign".into(),
+                Err(e) => {
+                    log::warn!("kata-search_analyze: {e}; passing");
+                    "play pass".into()
+                }
+            }),
+            (true, Some(t), None) => Some(match self.conclude_move(t) {
                 Ok(v) => format!("play {v}"),
                 Err(e) => {
                     // The search found nothing playable: pass rather than stall the client.
