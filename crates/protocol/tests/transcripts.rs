@@ -400,14 +400,25 @@ fn list_commands_leads_clients_to_kata_analyze() {
         .into_iter()
         .find(|c| listed.contains(c));
     assert_eq!(sabaki, Some("kata-analyze"), "{listed:?}");
-    // KataGo's commands come first, in KataGo's order, then Tengen's own.
-    let katago_tail = ["cputime", "stop"];
-    let stop = listed.iter().position(|c| *c == "stop").expect("stop");
-    assert_eq!(&listed[stop - 1..=stop], katago_tail);
+    // KataGo's commands come first, in the order of KataGo's list (1.17's `knownCommands`,
+    // some of which Tengen lacks), then Tengen's own.
+    let katago = "protocol_version name version known_command list_commands quit boardsize \
+        rectangular_boardsize clear_board set_position komi get_komi play undo kata-get-rules \
+        kata-set-rule kata-set-rules kata-get-models kata-get-param kata-set-param \
+        kata-list-params kgs-rules genmove kata-search kata-search_cancellable genmove_debug \
+        kata-search_debug clear_cache showboard fixed_handicap place_free_handicap \
+        set_free_handicap time_settings kgs-time_settings time_left kata-list_time_settings \
+        kata-time_settings final_score final_status_list loadsgf printsgf lz-genmove_analyze \
+        kata-genmove_analyze kata-search_analyze kata-search_analyze_cancellable lz-analyze \
+        kata-analyze kata-raw-nn kata-raw-human-nn cputime gomill-cpu_time kata-benchmark \
+        kata-debug-print-tc debug_moves stop";
+    let rank = |c: &str| katago.split_whitespace().position(|k| k == c);
+    let ranks: Vec<Option<usize>> = listed.iter().map(|c| rank(c)).collect();
+    let theirs = ranks.iter().take_while(|r| r.is_some()).count();
+    assert!(theirs >= 40, "{listed:?}");
+    assert!(ranks[theirs..].iter().all(Option::is_none), "{listed:?}");
     assert!(
-        listed[stop + 1..]
-            .iter()
-            .all(|c| c.starts_with("tengen-") || c.starts_with("gogui-") || c.starts_with("kgs-")),
+        ranks[..theirs].windows(2).all(|w| w[0] < w[1]),
         "{listed:?}"
     );
     // The unlisted names still run.

@@ -62,6 +62,7 @@ pub const COMMANDS: &[&str] = &[
     "kata-analyze",
     "kata-raw-nn",
     "cputime",
+    "gomill-cpu_time",
     "stop",
     // Tengen's own, after KataGo's.
     "kgs-genmove_cleanup",
@@ -175,6 +176,8 @@ pub enum Command {
     Printsgf,
     /// `cputime`.
     Cputime,
+    /// `gomill-cpu_time`: gomill's name for `cputime`.
+    GomillCpuTime,
     /// `get_komi`.
     GetKomi,
     /// `clear_cache`: forget cached network evaluations.
@@ -555,6 +558,7 @@ impl Command {
             }
             "printsgf" => C::Printsgf,
             "cputime" => C::Cputime,
+            "gomill-cpu_time" => C::GomillCpuTime,
             "get_komi" => C::GetKomi,
             "clear_cache" => C::ClearCache,
             "stop" => C::Stop,
@@ -631,6 +635,7 @@ impl Command {
             C::Loadsgf { .. } => "loadsgf",
             C::Printsgf => "printsgf",
             C::Cputime => "cputime",
+            C::GomillCpuTime => "gomill-cpu_time",
             C::GetKomi => "get_komi",
             C::ClearCache => "clear_cache",
             C::Stop => "stop",
@@ -694,6 +699,7 @@ impl Command {
             | C::KataSearchCancellable(_)
             | C::Printsgf
             | C::Cputime
+            | C::GomillCpuTime
             | C::GetKomi
             | C::ClearCache
             | C::Stop
@@ -803,6 +809,7 @@ impl Command {
                 optimism: None,
             },
             C::Cputime,
+            C::GomillCpuTime,
             C::Stop,
             C::KgsGenmoveCleanup(Player::Black),
             C::TengenLevel(4),
@@ -905,6 +912,7 @@ impl fmt::Display for Command {
             | C::KataListTimeSettings
             | C::Printsgf
             | C::Cputime
+            | C::GomillCpuTime
             | C::GetKomi
             | C::ClearCache
             | C::Stop

@@ -378,7 +378,7 @@ impl Engine {
             C::KataGetRules => Ok(self.game.rules().to_json_no_komi().to_string()),
             C::Loadsgf { file, upto } => self.loadsgf(file, *upto).map(done),
             C::Printsgf => Ok(sgf::save(&self.game)),
-            C::Cputime => Ok(format!("{:.3}", cpu_seconds())),
+            C::Cputime | C::GomillCpuTime => Ok(format!("{:.3}", cpu_seconds())),
             C::GetKomi => Ok(self.game.rules().komi.to_string()),
             // KataGo's clears the search tree too, so that a search starts afresh.
             C::ClearCache => {
