@@ -69,6 +69,26 @@ fn winrate_and_lead_are_the_movers() {
 }
 
 #[test]
+fn a_playout_doubling_advantage_is_shown_as_the_movers() {
+    let mut e = engine(true);
+    run(&mut e, "boardsize 7");
+    run(&mut e, "genmove b");
+    assert_eq!(
+        e.take_chat().expect("a summary").playout_doubling_advantage,
+        None
+    );
+    run(&mut e, "kata-set-param playoutDoublingAdvantage 1.5");
+    run(&mut e, "kata-set-param playoutDoublingAdvantagePla WHITE");
+    run(&mut e, "genmove w");
+    let white = e.take_chat().expect("a summary");
+    assert_eq!(white.playout_doubling_advantage, Some(1.5));
+    assert!(white.to_string().contains(" (PDA 1.50) PV "), "{white}");
+    run(&mut e, "genmove b");
+    let black = e.take_chat().expect("a summary");
+    assert_eq!(black.playout_doubling_advantage, Some(-1.5), "{black}");
+}
+
+#[test]
 fn off_by_default() {
     let mut e = engine(false);
     run(&mut e, "boardsize 7");

@@ -823,7 +823,7 @@ impl Engine {
         };
         if self.config.ogs_chat_to_stderr {
             if let Some(mv) = choice.or_else(|| analysis.best_move()) {
-                self.chat = Some(SearchChat::new(&analysis, pla, mv));
+                self.chat = Some(SearchChat::new(&analysis, &self.config.params, pla, mv));
             }
         }
         Ok(choice)
