@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use tengen_protocol::gtp::{
-    parse_line, Analyze, AnalyzeRequest, Command, Engine, EngineConfig, LineError, Reply,
-    SgfAccess, MAX_LINE_BYTES,
+    parse_line, Analyze, AnalyzeRequest, Command, Engine, EngineConfig, LineError, ModelInfo,
+    Reply, SgfAccess, MAX_LINE_BYTES,
 };
 use tengen_rules::Rules;
 
@@ -162,6 +162,7 @@ pub fn run(a: GtpArgs) -> Result<()> {
     };
     let classic = a.engine == Some(MoveSource::Classic);
     let model = ModelSource::choose(a.model.as_deref(), classic).context("--model")?;
+    let model_names = model.as_ref().map(ModelSource::names);
     let evaluation = Evaluation::new(model, a.backend, &a.ort, None);
     let threads = a.threads.or(settings.threads).unwrap_or(1);
     let mut spec = EngineSpec::new(evaluation).with_threads(threads);
@@ -188,7 +189,15 @@ pub fn run(a: GtpArgs) -> Result<()> {
         // KataGo's threshold is on the expected result (-1 lost, 1 won), Tengen's on the winrate.
         spec.resign_below = Some((t + 1.0) / 2.0);
     }
-    let config = gtp_config(&spec, &settings, a.override_version.clone(), sgf_access);
+    let models = model_names.map(|(name, internal_name)| ModelInfo {
+        name,
+        internal_name,
+        max_batch_size: spec.batching.max_batch,
+        version: None,
+        fp16: false,
+    });
+    let mut config = gtp_config(&spec, &settings, a.override_version.clone(), sgf_access);
+    config.models = models.into_iter().collect();
     log::info!("engine: {}", spec.describe());
     let (mut engine, _) = spec.engine(config)?;
     for p in &a.params {
@@ -274,7 +283,8 @@ pub fn run(a: GtpArgs) -> Result<()> {
 }
 
 /// The GTP engine's settings: the spec's, with what only the KataGo config and command
-/// line say (identity, lag buffer, resignation turns, search parameters) over them.
+/// line say (identity, lag buffer, resignation turns, search chat, search parameters)
+/// over them.
 fn gtp_config(
     spec: &EngineSpec,
     s: &Settings,
@@ -294,6 +304,9 @@ fn gtp_config(
     }
     if let Some(turns) = s.resign_turns {
         config.resign_turns = turns;
+    }
+    if let Some(chat) = s.ogs_chat {
+        config.ogs_chat_to_stderr = chat;
     }
     for setting in &s.search {
         setting.apply(&mut config.params);
@@ -451,11 +464,20 @@ fn serve_session(
             activity.set_busy(kind.genmove());
             pending = analyze(engine, *kind, request, line.id, &rx, out)?;
             activity.set_busy(false);
+            write_chat(engine);
             continue;
         }
         activity.set_busy(true);
-        let reply = engine.execute(&cmd);
+        let reply = match cmd {
+            Command::KataSearchCancellable(pla) => {
+                let (reply, next) = search_cancellable(engine, pla, &rx)?;
+                pending = next;
+                reply
+            }
+            _ => engine.execute(&cmd),
+        };
         activity.set_busy(false);
+        write_chat(engine);
         write_reply(out, &reply, line.id)?;
         if engine.quit_requested() {
             break;
@@ -463,6 +485,46 @@ fn serve_session(
     }
     engine.stop();
     Ok(())
+}
+
+/// KataGo's `ogsChatToStderr`: the search summary of a chosen move, for bot bridges.
+fn write_chat(engine: &mut Engine) {
+    if let Some(chat) = engine.take_chat() {
+        eprintln!("{chat}");
+    }
+}
+
+/// `kata-search_cancellable`: the search runs until it decides or the next input line
+/// arrives (which cancels it, as in KataGo, unless the search had already ended). Returns
+/// the reply and the line that stopped it.
+fn search_cancellable(
+    engine: &mut Engine,
+    pla: tengen_rules::Player,
+    rx: &mpsc::Receiver<Line>,
+) -> Result<(Reply, Option<Line>)> {
+    let pending = match engine.start_search(pla) {
+        Ok(p) => p,
+        Err(e) => return Ok((Reply::Failure(e), None)),
+    };
+    let (mut next, mut cancelled, mut input_open) = (None, false, true);
+    let tick = Duration::from_millis(20);
+    while engine.is_searching() {
+        if !input_open {
+            // No line can come to cancel it: the search ends at its limits.
+            std::thread::sleep(tick);
+            continue;
+        }
+        match rx.recv_timeout(tick) {
+            Ok(l) => {
+                cancelled = engine.is_searching();
+                next = Some(l);
+                break;
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => input_open = false,
+        }
+    }
+    Ok((engine.finish_search(pending, cancelled), next))
 }
 
 fn write_reply(out: &mut impl Write, reply: &Reply, id: Option<u64>) -> Result<()> {
@@ -502,9 +564,28 @@ fn analyze(
         Duration::from_millis(50)
     };
     let mut next = None;
+    let mut cancelled = false;
     loop {
-        if a.genmove {
+        if a.genmove && !kind.cancellable() {
             std::thread::sleep(tick);
+            if !engine.is_searching() {
+                break;
+            }
+        } else if a.genmove {
+            // kata-search_analyze_cancellable: its move, or the next line, whichever first.
+            match rx.recv_timeout(tick) {
+                Ok(l) => {
+                    cancelled = engine.is_searching();
+                    next = Some(l);
+                    break;
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    while engine.is_searching() {
+                        std::thread::sleep(tick);
+                    }
+                }
+            }
             if !engine.is_searching() {
                 break;
             }
@@ -530,7 +611,12 @@ fn analyze(
             writeln!(out, "{line}")?;
         }
     }
-    if let Some(play) = engine.finish_analyze(&a) {
+    let closing = if cancelled {
+        engine.cancel_analyze(&a)
+    } else {
+        engine.finish_analyze(&a)
+    };
+    if let Some(play) = closing {
         writeln!(out, "{play}")?;
     }
     writeln!(out)?;

@@ -168,7 +168,7 @@ static KEYS: &[Key] = keys![
     "logErrorsAndWarnings" Analysis => Meaning::Unused("Tengen always logs its errors and warnings"),
     "logSearchInfo" Gtp => Meaning::Unused("Tengen logs no search trees"),
     "logSearchInfoForChosenMove" Gtp => Meaning::Unused("Tengen logs no search trees"),
-    "ogsChatToStderr" Gtp => Meaning::Unused("Tengen writes no CHAT lines yet"),
+    "ogsChatToStderr" Gtp => set!(|s, v| s.ogs_chat = Some(flag(v)?)),
     "startupPrintMessageToStderr" Gtp => Meaning::Unused("Tengen's start-up lines are its log"),
     "homeDataDir" Both => Meaning::Unused(NO_DATA_FILES),
     "warnUnusedFields" Analysis => Meaning::Unused("Tengen always warns about unknown query fields"),
@@ -271,6 +271,8 @@ pub struct Settings {
     pub report_as: Option<Perspective>,
     /// PV length of analysis.
     pub pv_len: Option<usize>,
+    /// Whether to write a search summary to standard error after each chosen move.
+    pub ogs_chat: Option<bool>,
     /// What `name` answers.
     pub name: Option<String>,
     /// What `version` answers.

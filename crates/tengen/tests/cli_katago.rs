@@ -536,3 +536,23 @@ fn max_time_bounds_a_query_without_its_own() {
     assert!(start.elapsed() < std::time::Duration::from_secs(20));
     assert_eq!(out[0]["isDuringSearch"], false, "{out:?}");
 }
+
+#[test]
+fn ogs_chat_to_stderr_writes_the_search_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write(
+        dir.path(),
+        "chat.cfg",
+        "ogsChatToStderr = true\nmaxVisits = 30\n",
+    );
+    let args = ["gtp", "-model", "none", "--engine", "search"];
+    let script = "boardsize 9\ngenmove b\nquit\n";
+    let run = tengen(
+        &[&args[..], &["-config", cfg.to_str().unwrap()]].concat(),
+        script,
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(run.stderr.contains("MALKOVICH:Visits"), "{}", run.stderr);
+    let run = tengen(&args, script);
+    assert!(!run.stderr.contains("MALKOVICH:"), "{}", run.stderr);
+}
