@@ -1,4 +1,5 @@
-"""A Lizzie-style GTP session against `tengen gtp -model M -config CFG -override-version V`.
+"""A Lizzie-style GTP session against `tengen gtp -model M -config CFG -override-version V
+-override-config gtpName=KataGo-Tengen` (the name is what enables the clients' KataGo mode).
 
 Lizzie (featurecat/lizzie, analysis/Leelaz.java) and LizzieYzy (yzyray/lizzieyzy) number
 every command, read the id back from each `=N` line, and enter their KataGo mode when the
@@ -17,6 +18,7 @@ import threading
 import time
 
 VERSION = "1.16.0"  # LizzieYzy reads "major.minor" from `version` in KataGo mode
+NAME = "KataGo-Tengen"
 
 
 class Session:
@@ -90,7 +92,8 @@ def check_ownership(info, area):
 
 
 def main(bin_path, model, cfg):
-    session = Session([bin_path, "gtp", "-model", model, "-config", cfg, "-override-version", VERSION])
+    argv = [bin_path, "gtp", "-model", model, "-config", cfg, "-override-version", VERSION]
+    session = Session(argv + ["-override-config", f"gtpName={NAME}"])
     start = time.time()
     name = session.command("name")
     version = session.command("version")
