@@ -5,6 +5,7 @@
 use std::fmt;
 
 use serde_json::Value as Json;
+use tengen_rules::Player;
 use tengen_search::SearchParams;
 
 /// One parameter: its KataGo name, the values it takes and where it lives.
@@ -40,6 +41,10 @@ enum Field {
     /// `true` or `false`.
     Flag {
         at: fn(&mut SearchParams) -> &mut bool,
+    },
+    /// A player, `BLACK` or `WHITE` (or `B`, `W`, in any case); unset by default.
+    Player {
+        at: fn(&mut SearchParams) -> &mut Option<Player>,
     },
 }
 
@@ -202,6 +207,34 @@ pub static TABLE: &[Param] = &[
             at: |p| &mut p.root_policy_optimism,
         },
     },
+    Param {
+        name: "analysisWideRootNoise",
+        field: Field::Real {
+            lo: 0.0,
+            hi: 5.0,
+            at: |p| &mut p.analysis_wide_root_noise,
+        },
+    },
+    Param {
+        name: "playoutDoublingAdvantage",
+        field: Field::Real {
+            lo: -3.0,
+            hi: 3.0,
+            at: |p| &mut p.playout_doubling_advantage,
+        },
+    },
+    Param {
+        name: "playoutDoublingAdvantagePla",
+        field: Field::Player {
+            at: |p| &mut p.playout_doubling_advantage_pla,
+        },
+    },
+    Param {
+        name: "antiMirror",
+        field: Field::Flag {
+            at: |p| &mut p.anti_mirror,
+        },
+    },
 ];
 
 /// Why a parameter could not be read or set.
@@ -230,6 +263,14 @@ pub enum ParamError {
         /// What was given.
         value: String,
     },
+    /// Not a player.
+    #[error("{name} takes BLACK or WHITE, not {value:?}")]
+    NotPlayer {
+        /// The parameter.
+        name: &'static str,
+        /// What was given.
+        value: String,
+    },
 }
 
 /// The parameter named `name`.
@@ -247,6 +288,8 @@ pub enum Value {
     Number(f64),
     /// A flag.
     Flag(bool),
+    /// A player.
+    Player(Player),
 }
 
 /// A parameter with a value it accepts: what `kata-set-param` sets.
@@ -257,15 +300,20 @@ pub struct Setting {
 }
 
 impl Param {
-    /// The range of a numeric parameter; `None` for a flag.
+    /// The range of a numeric parameter; `None` for a flag or a player.
     pub fn range(&self) -> Option<(f64, f64)> {
         match self.field {
             Field::MaxVisits => Some((-1.0, MAX_VISITS)),
             Field::Real { lo, hi, .. }
             | Field::Real32 { lo, hi, .. }
             | Field::Count { lo, hi, .. } => Some((lo, hi)),
-            Field::Flag { .. } => None,
+            Field::Flag { .. } | Field::Player { .. } => None,
         }
+    }
+
+    /// Whether the parameter takes a player rather than a number or a flag.
+    pub fn takes_player(&self) -> bool {
+        matches!(self.field, Field::Player { .. })
     }
 
     /// Whether this is `maxVisits`, which lives beside the search parameters.
@@ -282,11 +330,16 @@ impl Param {
             Field::Real32 { at, .. } => at(&mut p).to_string(),
             Field::Count { at, .. } => at(&mut p).to_string(),
             Field::Flag { at } => at(&mut p).to_string(),
+            // KataGo's short form, `E` when unset.
+            Field::Player { at } => at(&mut p).map_or('E', Player::letter).to_string(),
         }
     }
 
     /// Reads a value as GTP and the command line give it.
     pub fn parse(&'static self, text: &str) -> Result<Setting, ParamError> {
+        if self.takes_player() {
+            return self.player(text);
+        }
         let value = match self.range() {
             Some((lo, hi)) => match text.parse::<f64>() {
                 Ok(x) if (lo..=hi).contains(&x) => Value::Number(x),
@@ -316,6 +369,15 @@ impl Param {
     /// Reads a value as JSON gives it (`overrideSettings`): a number, or for a numeric
     /// parameter also a boolean as 0 or 1.
     pub fn from_json(&'static self, v: &Json) -> Result<Setting, ParamError> {
+        if self.takes_player() {
+            return match v.as_str() {
+                Some(text) => self.player(text),
+                None => Err(ParamError::NotPlayer {
+                    name: self.name,
+                    value: v.to_string(),
+                }),
+            };
+        }
         let value = match self.range() {
             Some((lo, hi)) => match v.as_f64().or_else(|| v.as_bool().map(f64::from)) {
                 Some(x) if (lo..=hi).contains(&x) => Value::Number(x),
@@ -340,6 +402,24 @@ impl Param {
         };
         Ok(Setting { param: self, value })
     }
+
+    /// Reads a player as KataGo does: `BLACK`, `WHITE`, `B` or `W`, in any case.
+    fn player(&'static self, text: &str) -> Result<Setting, ParamError> {
+        let player = match text.to_ascii_lowercase().as_str() {
+            "black" | "b" => Player::Black,
+            "white" | "w" => Player::White,
+            _ => {
+                return Err(ParamError::NotPlayer {
+                    name: self.name,
+                    value: text.to_string(),
+                })
+            }
+        };
+        Ok(Setting {
+            param: self,
+            value: Value::Player(player),
+        })
+    }
 }
 
 impl Setting {
@@ -353,6 +433,12 @@ impl Setting {
         let x = match self.value {
             Value::Number(x) => x,
             Value::Flag(b) => f64::from(u8::from(b)),
+            Value::Player(p) => {
+                if let Field::Player { at } = self.param.field {
+                    *at(search) = Some(p);
+                }
+                return;
+            }
         };
         match self.param.field {
             Field::MaxVisits => *visits = (x >= 1.0).then_some(x as u64),
@@ -360,6 +446,8 @@ impl Setting {
             Field::Real32 { at, .. } => *at(search) = x as f32,
             Field::Count { at, .. } => *at(search) = x as usize,
             Field::Flag { at } => *at(search) = x != 0.0,
+            // A player value returned above; a number never reaches a player field.
+            Field::Player { .. } => {}
         }
     }
 }
@@ -382,6 +470,7 @@ impl fmt::Display for Setting {
         match self.value {
             Value::Number(x) => write!(f, "{} {x}", self.param.name),
             Value::Flag(b) => write!(f, "{} {b}", self.param.name),
+            Value::Player(p) => write!(f, "{} {}", self.param.name, p.letter()),
         }
     }
 }
@@ -415,6 +504,10 @@ mod tests {
                     .map(|x| x.to_string())
                     .find(|t| *t != before)
                     .unwrap(),
+                None if p.takes_player() => {
+                    assert_eq!(before, "E", "{} is unset by default", p.name);
+                    "W".to_string()
+                }
                 None => (!before.parse::<bool>().unwrap()).to_string(),
             };
             let s = p.parse(&text).unwrap();
@@ -435,7 +528,7 @@ mod tests {
                     "NaN".into(),
                     "x".into(),
                 ],
-                None => vec!["1".into(), "yes".into(), "".into()],
+                None => vec!["1".into(), "yes".into(), "".into(), "E".into()],
             };
             for v in bad {
                 let e = p.parse(&v).unwrap_err();
@@ -481,5 +574,33 @@ mod tests {
             .apply(&mut search, &mut visits);
         assert!(!search.use_lcb_for_selection);
         assert!(lcb.from_json(&serde_json::json!(0)).is_err());
+    }
+
+    #[test]
+    fn the_advantaged_player_is_read_as_katago_reads_players() {
+        let pla = find("playoutDoublingAdvantagePla").unwrap();
+        let (mut search, mut visits) = (SearchParams::default(), None);
+        for (text, want) in [
+            ("BLACK", Player::Black),
+            ("white", Player::White),
+            ("b", Player::Black),
+            ("W", Player::White),
+        ] {
+            pla.parse(text).unwrap().apply(&mut search, &mut visits);
+            assert_eq!(search.playout_doubling_advantage_pla, Some(want), "{text}");
+        }
+        pla.from_json(&serde_json::json!("BLACK"))
+            .unwrap()
+            .apply(&mut search, &mut visits);
+        assert_eq!(pla.get(&search, visits), "B");
+        let e = pla.from_json(&serde_json::json!(1)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "playoutDoublingAdvantagePla takes BLACK or WHITE, not \"1\""
+        );
+        let pda = find("playoutDoublingAdvantage").unwrap();
+        pda.parse("-2.5").unwrap().apply(&mut search, &mut visits);
+        assert_eq!(search.playout_doubling_advantage, -2.5);
+        assert!(pda.parse("3.5").is_err());
     }
 }

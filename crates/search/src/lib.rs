@@ -13,6 +13,7 @@ pub mod analysis;
 pub mod clock;
 pub mod evaluator;
 pub mod filter;
+pub mod mirror;
 pub mod params;
 pub mod search;
 pub mod timing;
@@ -23,6 +24,7 @@ pub use analysis::{Analysis, MoveInfo, ResignTracker, RootInfo, SnapshotOptions}
 pub use clock::{Clock, ClockError, TimeBudget, MAX_INPUT_TIME};
 pub use evaluator::{EvalRequest, Evaluator, UniformEvaluator};
 pub use filter::{FilterRule, MoveFilter};
+pub use mirror::Mirror;
 pub use params::{Limits, SearchParams};
 pub use search::{RunStats, Search, SearchError};
 pub use timing::limits_for_move;

@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use tengen_rules::Player;
+
 /// How the search weighs outcomes, explores and reports; see KataGo's `searchparams.h`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SearchParams {
@@ -67,6 +69,19 @@ pub struct SearchParams {
     pub forced_playouts_k: f64,
     /// Random utility bonus at the root making analysis look at more moves (0 = off).
     pub wide_root_noise: f64,
+    /// The wide root noise GTP's analysis commands use instead of `wide_root_noise`
+    /// (KataGo's `analysisWideRootNoise`; `genmove` keeps `wide_root_noise`).
+    pub analysis_wide_root_noise: f64,
+    /// Search as if `playout_doubling_advantage_pla` had 2^this times the opponent's
+    /// playouts (KataGo's `playoutDoublingAdvantage`, -3 to 3): the network's input for
+    /// it, so a handicap game is played for more than an even game's margin.
+    pub playout_doubling_advantage: f64,
+    /// The player the advantage is for; `None`: the player to move at the root (the
+    /// player the search is for, as KataGo defaults it).
+    pub playout_doubling_advantage_pla: Option<Player>,
+    /// Detect an opponent mirroring our moves and steer the search to break the mirror
+    /// (KataGo's `antiMirror`; see [`crate::mirror`]).
+    pub anti_mirror: bool,
     /// Choose the move by lower confidence bound on utility rather than by visits.
     pub use_lcb_for_selection: bool,
     /// Standard deviations below the mean for the LCB.
@@ -122,6 +137,10 @@ impl Default for SearchParams {
             random_symmetries: true,
             forced_playouts_k: 0.0,
             wide_root_noise: 0.0,
+            analysis_wide_root_noise: 0.0,
+            playout_doubling_advantage: 0.0,
+            playout_doubling_advantage_pla: None,
+            anti_mirror: false,
             use_lcb_for_selection: true,
             lcb_stdevs: 5.0,
             min_visit_prop_for_lcb: 0.15,
@@ -140,6 +159,31 @@ impl SearchParams {
         self.win_loss_utility_factor
             + self.static_score_utility_factor
             + self.dynamic_score_utility_factor
+    }
+
+    /// The player given the playout doubling advantage in a search whose root player is
+    /// `root_player`.
+    pub fn advantaged_player(&self, root_player: Player) -> Player {
+        self.playout_doubling_advantage_pla.unwrap_or(root_player)
+    }
+
+    /// The network's playout doubling input for a position with `to_move` to play, when
+    /// `advantaged` holds the advantage: the input is the mover's own advantage, so it
+    /// changes sign on the opponent's turns (KataGo's search does the same).
+    pub fn playout_doubling_input(&self, advantaged: Player, to_move: Player) -> f64 {
+        if to_move == advantaged {
+            self.playout_doubling_advantage
+        } else {
+            -self.playout_doubling_advantage
+        }
+    }
+
+    /// Whether `other` would evaluate positions differently from `self`, so that a tree
+    /// built under one must not be reused under the other.
+    pub fn changes_evaluations(&self, other: &SearchParams) -> bool {
+        self.playout_doubling_advantage != other.playout_doubling_advantage
+            || self.playout_doubling_advantage_pla != other.playout_doubling_advantage_pla
+            || self.anti_mirror != other.anti_mirror
     }
 }
 

@@ -14,6 +14,7 @@ use tengen_rules::{Game, Move, Outcome, Player};
 
 use crate::evaluator::{EvalRequest, Evaluator};
 use crate::filter::{index_move, move_index, FilterRule, MoveFilter};
+use crate::mirror::{Hint, Mirror};
 use crate::params::{Limits, SearchParams};
 use crate::tree::{gaussian, Leaf, Prior, Scratch, State, Tree};
 use crate::utility::{Sample, UtilityFn};
@@ -110,6 +111,10 @@ pub(crate) struct Run {
     pub start: Instant,
     pub utility: UtilityFn,
     pub filter: MoveFilter,
+    /// The player the playout doubling advantage is for.
+    pub advantaged: Player,
+    /// The opponent's mirroring, when anti-mirror search is on and sees one.
+    pub mirror: Option<Mirror>,
     /// Raised from outside (a daemon stopping): end the run at once.
     pub interrupt: Option<Arc<AtomicBool>>,
 }
@@ -139,6 +144,10 @@ pub struct Search {
     run: Option<Arc<Run>>,
     runs: u64,
     interrupt: Option<Arc<AtomicBool>>,
+    /// The player the last run's playout doubling advantage was for.
+    last_advantaged: Option<Player>,
+    /// The mirroring player the last run saw, if any.
+    last_mirroring: Option<Player>,
 }
 
 impl Search {
@@ -168,6 +177,8 @@ impl Search {
             run: None,
             runs: 0,
             interrupt: None,
+            last_advantaged: None,
+            last_mirroring: None,
         }
     }
 
@@ -176,9 +187,13 @@ impl Search {
         &self.params
     }
 
-    /// Changes parameters (stops a running search; the tree is kept).
+    /// Changes parameters (stops a running search; the tree is kept unless the change
+    /// alters evaluations, such as a new playout doubling advantage).
     pub fn set_params(&mut self, params: SearchParams) {
         self.stop();
+        if params.changes_evaluations(&self.params) {
+            reset(&mut lock(&self.shared.inner));
+        }
         self.params = params;
     }
 
@@ -331,9 +346,32 @@ impl Search {
         let size = game.board().size();
         let area = size.area();
         let filter = MoveFilter::new(size, &self.filter_rules);
+        let pla = game.to_move();
+        // The tree's evaluations were made for one advantaged player and one mirror
+        // status; when either changes, they are stale (KataGo clears its tree too).
+        let advantaged = params.advantaged_player(pla);
+        let mirror = params.anti_mirror.then(|| Mirror::detect(&game)).flatten();
+        let mirroring = mirror.map(|m| m.mirroring);
+        if (params.playout_doubling_advantage != 0.0 && self.last_advantaged != Some(advantaged))
+            || mirroring != self.last_mirroring
+        {
+            reset(&mut lock(&self.shared.inner));
+        }
+        self.last_advantaged = Some(advantaged);
+        self.last_mirroring = mirroring;
         let mut rng =
             fastrand::Rng::with_seed(params.seed ^ self.runs.wrapping_mul(0xA076_1D64_78BD_642F));
-        let root_out = evaluate_root(self.shared.evaluator.as_ref(), &game, &params, &mut rng)?;
+        let inputs = Inputs {
+            advantaged,
+            mirror: mirror.as_ref(),
+        };
+        let root_out = evaluate_root(
+            self.shared.evaluator.as_ref(),
+            &game,
+            &params,
+            &inputs,
+            &mut rng,
+        )?;
         let mut inner = lock(&self.shared.inner);
         inner.evaluations += params.root_symmetries.clamp(1, 8) as u64;
         let expected = if inner.tree.root().visits > 0 {
@@ -349,7 +387,6 @@ impl Search {
         let root_sample = sample_of(&utility, &root_out);
 
         let mut priors = Vec::with_capacity(area + 1);
-        let pla = game.to_move();
         for (i, &p) in root_out.policy.iter().take(area + 1).enumerate() {
             if p >= 0.0 && filter.allows(pla, i, 0) {
                 priors.push((i as u16, f64::from(p)));
@@ -360,10 +397,12 @@ impl Search {
             priors.push((area as u16, 1.0));
         }
         shape_root_priors(&mut priors, &params, &mut rng);
-        let priors: Vec<Prior> = priors
-            .iter()
-            .map(|&(m, p)| Prior::new(m, p as f32))
-            .collect();
+        let mut priors: Vec<(u16, f32)> = priors.iter().map(|&(m, p)| (m, p as f32)).collect();
+        let hint = mirror.map_or(Hint::None, |m| m.hint(&game));
+        if let Some(m) = &mirror {
+            m.bias_priors(&game, hint, &mut priors);
+        }
+        let priors: Vec<Prior> = priors.iter().map(|&(m, p)| Prior::new(m, p)).collect();
 
         if inner.tree.root().state != State::Expanded {
             inner.tree.nodes[0].state = State::Fresh;
@@ -377,6 +416,9 @@ impl Search {
             inner.tree.nodes[0].nn_utility = root_sample.utility as f32;
             inner.tree.set_root_priors(&priors);
         }
+        inner.tree.nodes[0].mirror = hint.pack();
+        let liberties = mirror.map_or_else(Vec::new, |m| m.center_liberties(&game, hint));
+        inner.tree.set_center_liberties(0, liberties);
         inner.root_eval = Some(root_out);
         inner.error = None;
         inner.started = 0;
@@ -390,6 +432,8 @@ impl Search {
             start: Instant::now(),
             utility,
             filter,
+            advantaged,
+            mirror,
             interrupt: self.interrupt.clone(),
         }))
     }
@@ -456,11 +500,53 @@ fn reuse(inner: &mut Inner, game: &Game, extra: &[(Player, Move)]) -> bool {
     true
 }
 
+/// What, beyond the parameters, sets an evaluation's inputs and post-processing.
+struct Inputs<'a> {
+    /// The player the playout doubling advantage is for.
+    advantaged: Player,
+    /// A mirror seen by anti-mirror search.
+    mirror: Option<&'a Mirror>,
+}
+
+impl Inputs<'_> {
+    /// The request for `game`'s position, at the root or below.
+    fn request(
+        &self,
+        params: &SearchParams,
+        game: &Game,
+        root: bool,
+        sym: Symmetry,
+    ) -> EvalRequest {
+        let pda = params.playout_doubling_input(self.advantaged, game.to_move());
+        let mut req = request(params, root, sym, pda);
+        req.ownership |= self.mirror.is_some_and(|m| m.shifts_evaluation(game));
+        req
+    }
+
+    /// The evaluation as the search uses it: shifted by the centre's owner in anti-mirror
+    /// search's hard case.
+    fn adjust(&self, game: &Game, out: Arc<NnOutput>) -> Arc<NnOutput> {
+        let Some(m) = self.mirror.filter(|m| m.shifts_evaluation(game)) else {
+            return out;
+        };
+        let Some(own) = m
+            .center_index()
+            .and_then(|c| out.white_ownership.as_ref()?.get(c).copied())
+        else {
+            return out;
+        };
+        let mut o = (*out).clone();
+        (o.white_win, o.white_loss) = m.shift(o.white_win, o.white_loss, own);
+        Arc::new(o)
+    }
+}
+
 /// The evaluation of the root: the average over the configured number of symmetries.
 fn evaluate_root(
     ev: &dyn Evaluator,
     game: &Game,
     params: &SearchParams,
+    inputs: &Inputs<'_>,
     rng: &mut fastrand::Rng,
 ) -> Result<Arc<NnOutput>, SearchError> {
     let k = params.root_symmetries.clamp(1, 8);
@@ -474,7 +560,7 @@ fn evaluate_root(
         .filter(|s| square || !s.transposes())
         .take(k)
         .collect();
-    let mut req = request(params, true, Symmetry::IDENTITY);
+    let mut req = inputs.request(params, game, true, Symmetry::IDENTITY);
     let mut acc: Option<NnOutput> = None;
     for &s in &syms {
         req.symmetry = s;
@@ -527,11 +613,12 @@ fn evaluate_root(
             o.iter_mut().for_each(|x| *x /= n);
         }
     }
-    Ok(Arc::new(a))
+    Ok(inputs.adjust(game, Arc::new(a)))
 }
 
-/// The request for an evaluation at the root or below.
-fn request(params: &SearchParams, root: bool, symmetry: Symmetry) -> EvalRequest {
+/// The request for an evaluation at the root or below, with the mover's playout doubling
+/// advantage `pda`.
+fn request(params: &SearchParams, root: bool, symmetry: Symmetry, pda: f64) -> EvalRequest {
     EvalRequest {
         symmetry,
         policy: PolicyOptions {
@@ -546,6 +633,7 @@ fn request(params: &SearchParams, root: bool, symmetry: Symmetry) -> EvalRequest
         inputs: InputParams {
             draw_equivalent_wins_for_white: params.draw_equivalent_wins_for_white,
             enable_passing_hacks: params.enable_passing_hacks,
+            playout_doubling_advantage: pda,
             ..InputParams::default()
         },
         ownership: params.ownership || root,
@@ -709,6 +797,7 @@ fn worker(shared: &Shared, run: &Run, seed: u64) {
             }
             let leaf = inner.tree.descend(
                 params,
+                run.mirror.as_ref(),
                 params.forced_playouts_k,
                 &mut rng,
                 &mut path,
@@ -758,24 +847,36 @@ fn worker(shared: &Shared, run: &Run, seed: u64) {
                 } else {
                     Symmetry::IDENTITY
                 };
+                let inputs = Inputs {
+                    advantaged: run.advantaged,
+                    mirror: run.mirror.as_ref(),
+                };
                 let out = match shared
                     .evaluator
-                    .evaluate(&game, &request(params, false, sym))
+                    .evaluate(&game, &inputs.request(params, &game, false, sym))
                 {
-                    Ok(o) => o,
+                    Ok(o) => inputs.adjust(&game, o),
                     Err(e) => {
                         fail(shared, &path, e.into());
                         break;
                     }
                 };
                 let depth = (path.len() - 1) as u32;
-                leaf_priors(&out, &game, run, depth, &mut pairs, &mut priors);
+                let hint = run.mirror.map_or(Hint::None, |m| m.hint(&game));
+                let liberties = run
+                    .mirror
+                    .map_or_else(Vec::new, |m| m.center_liberties(&game, hint));
+                leaf_priors(&out, &game, run, depth, hint, &mut pairs, &mut priors);
                 let sample = sample_of(&run.utility, &out);
                 let mut inner = lock(&shared.inner);
                 inner.evaluations += 1;
                 inner
                     .tree
                     .expand(leaf, game.to_move(), sample.utility, &priors);
+                inner.tree.nodes[leaf as usize].mirror = hint.pack();
+                if !liberties.is_empty() {
+                    inner.tree.set_center_liberties(leaf, liberties);
+                }
                 inner.tree.backup(&path, &sample);
                 inner.completed += 1;
                 if let Some(own) = out.white_ownership.as_deref().filter(|_| params.ownership) {
@@ -844,6 +945,7 @@ fn leaf_priors(
     game: &Game,
     run: &Run,
     depth: u32,
+    hint: Hint,
     pairs: &mut Vec<(u16, f32)>,
     priors: &mut Vec<Prior>,
 ) {
@@ -855,6 +957,10 @@ fn leaf_priors(
         if p >= 0.0 && run.filter.allows(pla, i, depth) {
             pairs.push((i as u16, p));
         }
+    }
+    // Before the sort and the cut, so that a raised prior is stored in its place.
+    if let Some(m) = &run.mirror {
+        m.bias_priors(game, hint, pairs);
     }
     pairs.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     let floor = run.params.min_stored_prior;

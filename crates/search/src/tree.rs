@@ -4,8 +4,11 @@
 //! Everything here runs under the search's tree lock and never waits on a network;
 //! evaluations happen outside it.
 
+use std::collections::HashMap;
+
 use tengen_rules::Player;
 
+use crate::mirror::{Hint, Mirror, NO_HINT};
 use crate::params::SearchParams;
 use crate::utility::Sample;
 
@@ -98,6 +101,8 @@ pub struct Node {
     pub state: State,
     /// The player to move here (valid once expanded).
     pub next_player: Player,
+    /// What anti-mirror search does here, a packed [`Hint`] (fills what was padding).
+    pub mirror: u16,
 }
 
 impl Node {
@@ -116,6 +121,7 @@ impl Node {
             virtual_losses: 0,
             state: State::Fresh,
             next_player: Player::Black,
+            mirror: NO_HINT,
         }
     }
 
@@ -180,6 +186,9 @@ pub struct Tree {
     pub nodes: Vec<Node>,
     /// All stored priors.
     pub priors: Vec<Prior>,
+    /// Anti-mirror search's hard case: the liberties (policy indices) of the centre chain
+    /// at the nodes where we are to move, which get a bonus. Rare, so kept aside.
+    center_liberties: HashMap<u32, Box<[u16]>>,
 }
 
 impl Tree {
@@ -188,6 +197,7 @@ impl Tree {
         Tree {
             nodes: vec![Node::new(u16::MAX, 1.0)],
             priors: Vec::new(),
+            center_liberties: HashMap::new(),
         }
     }
 
@@ -229,6 +239,16 @@ impl Tree {
         node.state = State::Expanded;
     }
 
+    /// Records the centre chain's liberties at `n` for anti-mirror search's hard case.
+    pub fn set_center_liberties(&mut self, n: u32, liberties: Vec<u16>) {
+        if liberties.is_empty() {
+            self.center_liberties.remove(&n);
+        } else {
+            self.center_liberties
+                .insert(n, liberties.into_boxed_slice());
+        }
+    }
+
     /// Replaces the root's priors (root temperature, noise, filters) and updates the priors
     /// its existing children carry.
     pub fn set_root_priors(&mut self, priors: &[Prior]) {
@@ -250,6 +270,7 @@ impl Tree {
     pub fn descend(
         &mut self,
         params: &SearchParams,
+        mirror: Option<&Mirror>,
         root_forced_k: f64,
         rng: &mut fastrand::Rng,
         path: &mut Vec<u32>,
@@ -270,9 +291,9 @@ impl Tree {
                 State::Expanded => {}
             }
             let next = if n == 0 {
-                self.select_at_root(params, root_forced_k, rng, scratch)
+                self.select_at_root(params, mirror, root_forced_k, rng, scratch)
             } else {
-                self.select(n, params)
+                self.select(n, params, mirror)
             };
             let Some(c) = next else {
                 return Leaf::Stuck;
@@ -408,23 +429,27 @@ impl Tree {
 
     /// PUCT choice below the root: the visited children, and the best unvisited move,
     /// which is the next stored prior (children are created in prior order).
-    fn select(&mut self, n: u32, params: &SearchParams) -> Option<u32> {
+    fn select(&mut self, n: u32, params: &SearchParams, mirror: Option<&Mirror>) -> Option<u32> {
         let (mass, total) = self.totals(n);
         let (fpu, scale) = self.fpu_and_scale(n, params, false, mass, total);
         let node = &self.nodes[n as usize];
         let white = node.next_player == Player::White;
         let sign = if white { 1.0 } else { -1.0 };
+        let anti_mirror = self.anti_mirror(n, mirror, total);
         let mut best = f64::NEG_INFINITY;
         let mut choice = None;
         for c in self.children(n) {
             let child = &self.nodes[c as usize];
             let (u, w) = self.child_value(child, params, fpu, white);
+            let u = anti_mirror.as_ref().map_or(u, |f| f(child.mv, u, w));
             let v = scale * f64::from(child.prior) / (1.0 + w) + sign * u;
             if v > best {
                 best = v;
                 choice = Some(c);
             }
         }
+        // It borrows the tree, which a new child changes.
+        drop(anti_mirror);
         if node.num_children < node.priors_len {
             let p = self.priors[node.priors_at as usize + node.num_children as usize];
             let v = scale * f64::from(p.p()) + sign * fpu;
@@ -440,6 +465,7 @@ impl Tree {
     fn select_at_root(
         &mut self,
         params: &SearchParams,
+        mirror: Option<&Mirror>,
         forced_k: f64,
         rng: &mut fastrand::Rng,
         scratch: &mut Scratch,
@@ -450,6 +476,7 @@ impl Tree {
         let white = root.next_player == Player::White;
         let sign = if white { 1.0 } else { -1.0 };
         let wide = params.wide_root_noise;
+        let anti_mirror = self.anti_mirror(0, mirror, total);
         let noisy = |p: f64, u: f64, rng: &mut fastrand::Rng| -> (f64, f64) {
             if wide <= 0.0 {
                 return (p, u);
@@ -479,12 +506,14 @@ impl Tree {
                 }
             }
             let (p, u) = noisy(f64::from(child.prior), u, rng);
+            let u = anti_mirror.as_ref().map_or(u, |f| f(child.mv, u, w));
             let v = scale * p / (1.0 + w) + sign * u;
             if v > best {
                 best = v;
                 choice = Some(Ok(c));
             }
         }
+        drop(anti_mirror);
         for &p in self.priors_of(0) {
             if has[p.mv as usize] {
                 continue;
@@ -500,6 +529,27 @@ impl Tree {
             Ok(c) => Some(c),
             Err(p) => Some(self.add_child(0, p)),
         }
+    }
+
+    /// The anti-mirror adjustment of children's utilities at `n` (move, utility, weight to
+    /// utility), when a mirror is seen and `n` is on a line that kept it.
+    fn anti_mirror<'a>(
+        &'a self,
+        n: u32,
+        mirror: Option<&'a Mirror>,
+        total: f64,
+    ) -> Option<impl Fn(u16, f64, f64) -> f64 + 'a> {
+        let node = &self.nodes[n as usize];
+        let hint = Hint::unpack(node.mirror);
+        let m = mirror.filter(|_| hint != Hint::None)?;
+        let at = crate::mirror::Parent {
+            white: node.next_player == Player::White,
+            utility: node.utility(),
+            total,
+            last_move: (n != 0).then_some(node.mv),
+            center_liberties: self.center_liberties.get(&n).map_or(&[], |l| l),
+        };
+        Some(move |mv, u, w| m.adjust(hint, &at, mv, u, w))
     }
 
     fn add_child(&mut self, parent: u32, p: Prior) -> u32 {
@@ -519,6 +569,7 @@ impl Tree {
         let mut priors = Vec::with_capacity(self.priors.len());
         // (old index, new index of its parent, or NONE for the root)
         let mut stack = vec![(new_root, NONE)];
+        let mut center_liberties = HashMap::new();
         while let Some((old, parent)) = stack.pop() {
             let mut node = self.nodes[old as usize].clone();
             let at = priors.len() as u32;
@@ -531,6 +582,9 @@ impl Tree {
                 node.state = State::Fresh;
             }
             let idx = nodes.len() as u32;
+            if let Some(l) = self.center_liberties.remove(&old) {
+                center_liberties.insert(idx, l);
+            }
             if parent != NONE {
                 let p: &mut Node = &mut nodes[parent as usize];
                 node.next_sibling = p.first_child;
@@ -545,6 +599,7 @@ impl Tree {
         }
         self.nodes = nodes;
         self.priors = priors;
+        self.center_liberties = center_liberties;
         self.nodes[0].prior = 1.0;
     }
 
@@ -592,6 +647,12 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_anti_mirror_hint_costs_a_node_no_bytes() {
+        // 7 sums of 8 bytes, then 38 bytes of fields: the hint fills the padding to 96.
+        assert_eq!(std::mem::size_of::<Node>(), 96);
+    }
+
+    #[test]
     fn priors_round_to_three_digits() {
         for &p in &[1.0f32, 0.5, 0.123_456, 1e-3, 3.3e-5, 0.0] {
             let q = Prior::new(7, p).p();
@@ -623,14 +684,14 @@ mod tests {
         let mut path = Vec::new();
         let mut s = Scratch::default();
         assert_eq!(
-            t.descend(&params, 0.0, &mut rng, &mut path, &mut s),
+            t.descend(&params, None, 0.0, &mut rng, &mut path, &mut s),
             Leaf::Evaluate
         );
         let first = path[1];
         assert_eq!(t.nodes[first as usize].mv, 1);
         // A second thread, while the first is in flight, goes elsewhere.
         let mut path2 = Vec::new();
-        let second = t.descend(&params, 0.0, &mut rng, &mut path2, &mut s);
+        let second = t.descend(&params, None, 0.0, &mut rng, &mut path2, &mut s);
         assert_eq!(second, Leaf::Evaluate);
         assert_ne!(path2[1], first);
         t.abandon(&path2, true);
@@ -648,7 +709,7 @@ mod tests {
         let mut s = Scratch::default();
         let mut path = Vec::new();
         for _ in 0..200 {
-            match t.descend(&params, 0.0, &mut rng, &mut path, &mut s) {
+            match t.descend(&params, None, 0.0, &mut rng, &mut path, &mut s) {
                 Leaf::Evaluate => {
                     let leaf = *path.last().unwrap();
                     let u = if t.nodes[path[1] as usize].mv == 0 {
@@ -675,7 +736,7 @@ mod tests {
         let mut s = Scratch::default();
         let mut path = Vec::new();
         for _ in 0..50 {
-            if t.descend(&params, 0.0, &mut rng, &mut path, &mut s) == Leaf::Evaluate {
+            if t.descend(&params, None, 0.0, &mut rng, &mut path, &mut s) == Leaf::Evaluate {
                 let leaf = *path.last().unwrap();
                 let np = t.nodes[path[path.len() - 2] as usize].next_player.opp();
                 t.expand(leaf, np, 0.1, &[Prior::new(0, 0.5), Prior::new(1, 0.5)]);

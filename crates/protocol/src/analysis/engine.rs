@@ -308,7 +308,11 @@ fn run_task(shared: &Shared, task: &Task, stop: &AtomicBool) -> Value {
     let mut search = Search::new(ev.clone(), params);
     search.set_filter(query.filters.clone());
     search.set_position(&game);
-    if let Err(e) = search.start(Limits::visits(query.max_visits)) {
+    let limits = Limits {
+        time: query.max_time,
+        ..Limits::visits(query.max_visits)
+    };
+    if let Err(e) = search.start(limits) {
         return fail(e.to_string());
     }
     let opts = SnapshotOptions {
@@ -316,6 +320,7 @@ fn run_task(shared: &Shared, task: &Task, stop: &AtomicBool) -> Value {
         ownership: query.ownership,
         moves_ownership: query.moves_ownership,
     };
+    let perspective = query.perspective.unwrap_or(shared.perspective);
     let mut last_report = Instant::now();
     while search.is_running() {
         std::thread::sleep(Duration::from_millis(10));
@@ -327,7 +332,7 @@ fn run_task(shared: &Shared, task: &Task, stop: &AtomicBool) -> Value {
             if last_report.elapsed() >= every {
                 last_report = Instant::now();
                 if let Some(a) = search.analysis(&opts) {
-                    emit(shared, &response(task, &a, true, None, shared.perspective));
+                    emit(shared, &response(task, &a, true, None, perspective));
                 }
             }
         }
@@ -336,16 +341,22 @@ fn run_task(shared: &Shared, task: &Task, stop: &AtomicBool) -> Value {
         return fail(e.to_string());
     }
     let policy = query.policy.then(|| {
+        // The network's view of the root as the search saw it: with the mover's advantage.
+        let p = &query.params;
+        let pda = p.playout_doubling_input(p.advantaged_player(game.to_move()), game.to_move());
         let req = EvalRequest {
             symmetry: Symmetry::default(),
             policy: PolicyOptions::default(),
-            inputs: InputParams::default(),
+            inputs: InputParams {
+                playout_doubling_advantage: pda,
+                ..InputParams::default()
+            },
             ownership: false,
         };
         ev.evaluate(&game, &req).ok().map(|o| o.policy.clone())
     });
     match search.analysis(&opts) {
-        Some(a) => response(task, &a, false, policy.flatten(), shared.perspective),
+        Some(a) => response(task, &a, false, policy.flatten(), perspective),
         None => {
             json!({"id": query.id, "turnNumber": task.turn, "isDuringSearch": false, "noResults": true})
         }
@@ -424,6 +435,37 @@ mod tests {
             .lines()
             .filter(|l| l.contains("\"isDuringSearch\":false"));
         assert_eq!(finals.count(), 6, "{out}");
+    }
+
+    #[test]
+    fn max_time_ends_a_query_that_visits_would_not() {
+        let sink = Sink::default();
+        let source: EvaluatorSource =
+            Box::new(|_| Ok(Arc::new(UniformEvaluator) as Arc<dyn Evaluator>));
+        let engine = AnalysisEngine::new(
+            source,
+            1,
+            Perspective::Black,
+            Box::new(sink.clone()),
+            DEFAULT_QUEUE_BYTES,
+        );
+        let d = Defaults {
+            params: SearchParams::default(),
+            max_visits: 10,
+            pv_len: 2,
+        };
+        // Ten billion visits would take hours; a fifth of a second ends it.
+        let q = r#"{"id":"t","moves":[],"rules":"chinese","boardXSize":9,"boardYSize":9,"maxVisits":10000000000,"overrideSettings":{"maxTime":0.2}}"#;
+        let started = Instant::now();
+        engine.handle_line(q, &d, &json!([]));
+        engine.finish(true);
+        let took = started.elapsed();
+        let out = String::from_utf8(lock(&sink.0).clone()).unwrap();
+        let v: Value = serde_json::from_str(out.trim()).unwrap();
+        let visits = v["rootInfo"]["visits"].as_u64().unwrap();
+        assert!(visits > 0 && visits < 10_000_000_000, "{v}");
+        // Loose: the limit, not the visits, ended it (a loaded machine may be slow).
+        assert!(took < Duration::from_secs(60), "{took:?}");
     }
 
     #[test]

@@ -9,6 +9,8 @@ use serde_json::{json, Map, Value};
 use tengen_rules::{Board, BoardSize, Game, GameOptions, Hash, Move, Player, Rules, Turn};
 use tengen_search::{FilterRule, SearchParams};
 
+use super::response::Perspective;
+
 /// Longest query line read: a 10,000-move game with every turn listed in `analyzeTurns`
 /// takes about 200 KB; a longer line is skipped unread and answered with an error.
 pub const MAX_QUERY_LINE_BYTES: usize = 1 << 20;
@@ -53,6 +55,10 @@ pub struct Query {
     pub params: SearchParams,
     /// Visit limit.
     pub max_visits: u64,
+    /// Time limit (`maxTime` in `overrideSettings`), if any.
+    pub max_time: Option<Duration>,
+    /// Whose view values are reported in, when the query overrides the engine's.
+    pub perspective: Option<Perspective>,
     /// PV length after the first move.
     pub pv_len: usize,
     /// Include root ownership (and its stdev).
@@ -380,16 +386,21 @@ pub fn parse(line: &str, d: &Defaults) -> Result<Request, Value> {
             .map_err(|_| bad())?
             .apply(&mut params, &mut override_visits);
     }
-    if let Some(Value::Object(o)) = obj.get("overrideSettings") {
-        for (k, v) in o {
-            if k.starts_with("humanSL") {
+    let mut overrides = Overrides::default();
+    match obj.get("overrideSettings") {
+        None => {}
+        Some(Value::Object(o)) => {
+            let bad = |e: String| err("overrideSettings", &format!("Could not set settings: {e}"));
+            overrides = Overrides::read(o, &mut params, &mut override_visits).map_err(bad)?;
+            for k in &overrides.human_sl {
                 warnings.push(json!({"warning": format!("{k} needs a human SL model, and none is loaded"), "field": "overrideSettings", "id": id}));
-                continue;
             }
-            if !override_param(&mut params, &mut override_visits, k, v) {
-                warnings.push(json!({"warning": format!("unknown or invalid setting {k}"), "field": "overrideSettings", "id": id}));
+            if !overrides.unknown.is_empty() {
+                let unknown = overrides.unknown.join(",");
+                warnings.push(json!({"warning": format!("Unknown config params: {unknown}"), "field": "overrideSettings", "id": id}));
             }
         }
+        Some(_) => return Err(err("overrideSettings", "Must be an object")),
     }
     let max_visits = match obj.get("maxVisits") {
         None => override_visits.map_or(d.max_visits, |v| v.min(1 << 40)),
@@ -501,6 +512,8 @@ pub fn parse(line: &str, d: &Defaults) -> Result<Request, Value> {
         },
         params,
         max_visits,
+        max_time: overrides.max_time,
+        perspective: overrides.perspective,
         pv_len,
         ownership,
         ownership_stdev,
@@ -541,15 +554,69 @@ fn int_list(v: &Value) -> Option<Vec<usize>> {
         .collect()
 }
 
-/// Applies one `overrideSettings` entry by the parameter table; false if unknown or out
-/// of range. `maxVisits` there applies when the query has no `maxVisits` of its own.
-fn override_param(p: &mut SearchParams, visits: &mut Option<u64>, key: &str, v: &Value) -> bool {
-    match crate::params::find(key).and_then(|param| param.from_json(v)) {
-        Ok(setting) => {
-            setting.apply(p, visits);
-            true
+/// What a query's `overrideSettings` set beside the search parameters.
+#[derive(Default)]
+struct Overrides {
+    /// `maxTime`: `None` for no limit.
+    max_time: Option<Duration>,
+    /// `reportAnalysisWinratesAs`.
+    perspective: Option<Perspective>,
+    /// Keys that need a human SL model (none can be loaded).
+    human_sl: Vec<String>,
+    /// Keys no setting has (KataGo warns of them and runs the query).
+    unknown: Vec<String>,
+}
+
+/// The longest `maxTime` KataGo's config reader takes; anything near it means no limit.
+const MAX_TIME_SECONDS: f64 = 1e20;
+
+impl Overrides {
+    /// Applies `overrideSettings` as KataGo does: search parameters by the parameter
+    /// table (`maxVisits` there counts when the query has none of its own), the query's
+    /// time limit and perspective here. A value may be given as JSON or as text, since
+    /// KataGo reads them as config text. A bad value fails the whole query.
+    fn read(
+        o: &Map<String, Value>,
+        params: &mut SearchParams,
+        visits: &mut Option<u64>,
+    ) -> Result<Overrides, String> {
+        let mut out = Overrides::default();
+        for (k, v) in o {
+            let text = v.as_str();
+            match k.as_str() {
+                _ if k.starts_with("humanSL") => out.human_sl.push(k.clone()),
+                "maxTime" => {
+                    let secs = text.map_or_else(|| v.as_f64(), |t| t.trim().parse().ok());
+                    let secs = secs
+                        .filter(|s| (0.0..=MAX_TIME_SECONDS).contains(s))
+                        .ok_or_else(|| {
+                            format!("maxTime must be a number of seconds from 0 to 1e20, not {v}")
+                        })?;
+                    // Beyond what a Duration holds is as good as no limit.
+                    out.max_time = Duration::try_from_secs_f64(secs).ok();
+                }
+                "reportAnalysisWinratesAs" => {
+                    let p = text
+                        .ok_or_else(|| format!("{v} is not BLACK, WHITE or SIDETOMOVE"))?
+                        .parse::<Perspective>()?;
+                    out.perspective = Some(p);
+                }
+                // GTP's own setting: KataGo's analysis engine does not know it either.
+                "analysisWideRootNoise" => out.unknown.push(k.clone()),
+                _ => {
+                    let Ok(param) = crate::params::find(k) else {
+                        out.unknown.push(k.clone());
+                        continue;
+                    };
+                    let setting = match text {
+                        Some(t) => param.parse(t),
+                        None => param.from_json(v),
+                    };
+                    setting.map_err(|e| e.to_string())?.apply(params, visits);
+                }
+            }
         }
-        Err(_) => false,
+        Ok(out)
     }
 }
 
@@ -582,15 +649,29 @@ mod tests {
             Err(e) => Err(e.to_string()),
         };
         let (q, w) = query(
-            r#","overrideSettings":{"cpuctExploration":0.9,"useLcbForSelection":false,"maxVisits":7,"lcbStdevs":99,"nope":1}"#,
+            r#","overrideSettings":{"cpuctExploration":0.9,"useLcbForSelection":false,"maxVisits":7,"nope":1,"zap":"x","analysisWideRootNoise":0.1}"#,
         )
         .unwrap();
         assert_eq!(q.params.cpuct_exploration, 0.9);
         assert!(!q.params.use_lcb_for_selection);
         assert_eq!(q.max_visits, 7, "maxVisits in overrideSettings");
+        // KataGo's one warning naming every unknown key.
         let warned: Vec<String> = w.iter().map(|w| w["warning"].to_string()).collect();
-        assert_eq!(warned.len(), 2, "{warned:?}");
-        assert!(warned[0].contains("lcbStdevs") && warned[1].contains("nope"));
+        assert_eq!(
+            warned,
+            ["\"Unknown config params: analysisWideRootNoise,nope,zap\""]
+        );
+        assert_eq!(q.params.analysis_wide_root_noise, 0.0);
+        // A bad value fails the query, naming the setting.
+        let e = query(r#","overrideSettings":{"lcbStdevs":99}"#)
+            .err()
+            .unwrap();
+        assert!(
+            e.contains("Could not set settings: lcbStdevs must be a number from 1 to 12"),
+            "{e}"
+        );
+        let e = query(r#","overrideSettings":[1]"#).err().unwrap();
+        assert!(e.contains("Must be an object"), "{e}");
         // The query's own maxVisits wins.
         let (q, _) = query(r#","maxVisits":3,"overrideSettings":{"maxVisits":7}"#).unwrap();
         assert_eq!(q.max_visits, 3);
@@ -600,6 +681,67 @@ mod tests {
         assert!(e.contains("must be a number from 0.01 to 100"), "{e}");
         let e = query(r#","rootFpuReductionMax":3"#).err().unwrap();
         assert!(e.contains("must be a number from 0 to 2"), "{e}");
+    }
+
+    #[test]
+    fn katrains_settings_are_all_understood() {
+        // What KaTrain's engine.py and ai.py put in overrideSettings, its handicap and
+        // anti-mirror AIs included; and the query fields it sends.
+        let q = r#"{"id":"QUERY:1","rules":"japanese","priority":0,"analyzeTurns":[1],"maxVisits":5,"komi":6.5,"boardXSize":9,"boardYSize":9,"includeOwnership":true,"includeMovesOwnership":true,"includePolicy":true,"initialStones":[["B","C3"],["B","G7"]],"initialPlayer":"W","moves":[["W","E5"]],"reportDuringSearchEvery":0.5,"avoidMoves":[{"moves":["A1"],"player":"B","untilDepth":1}],"overrideSettings":{"reportAnalysisWinratesAs":"BLACK","wideRootNoise":0.04,"maxTime":8.0,"playoutDoublingAdvantage":-1.5,"playoutDoublingAdvantagePla":"BLACK","antiMirror":true}}"#;
+        let Ok(Request::Query(t, w)) = parse(q, &defaults()) else {
+            panic!("not a query");
+        };
+        assert!(w.is_empty(), "{w:?}");
+        let q = &t[0].query;
+        assert_eq!(q.max_time, Some(Duration::from_secs(8)));
+        assert_eq!(q.perspective, Some(Perspective::Black));
+        assert_eq!(q.params.wide_root_noise, 0.04);
+        assert_eq!(q.params.playout_doubling_advantage, -1.5);
+        assert_eq!(q.params.playout_doubling_advantage_pla, Some(Player::Black));
+        assert!(q.params.anti_mirror);
+    }
+
+    #[test]
+    fn override_values_may_be_text_as_katago_reads_them() {
+        let q = r#"{"id":"t","moves":[],"rules":"chinese","boardXSize":9,"boardYSize":9,"overrideSettings":{"maxTime":"2.5","antiMirror":"true","playoutDoublingAdvantage":"1","reportAnalysisWinratesAs":"sidetomove","maxVisits":"1e30"}}"#;
+        match parse(q, &defaults()) {
+            Err(e) => assert!(e["error"].as_str().unwrap().contains("maxVisits"), "{e}"),
+            Ok(_) => panic!("maxVisits 1e30 accepted"),
+        }
+        let q = q.replace(r#","maxVisits":"1e30""#, "");
+        let Ok(Request::Query(t, w)) = parse(&q, &defaults()) else {
+            panic!("not a query");
+        };
+        assert!(w.is_empty(), "{w:?}");
+        let q = &t[0].query;
+        assert_eq!(q.max_time, Some(Duration::from_millis(2500)));
+        assert!(q.params.anti_mirror);
+        assert_eq!(q.params.playout_doubling_advantage, 1.0);
+        assert_eq!(q.perspective, Some(Perspective::SideToMove));
+        for bad in [
+            r#"{"maxTime":-1}"#,
+            r#"{"maxTime":"soon"}"#,
+            r#"{"reportAnalysisWinratesAs":"RED"}"#,
+            r#"{"reportAnalysisWinratesAs":1}"#,
+            r#"{"playoutDoublingAdvantagePla":"EMPTY"}"#,
+            r#"{"playoutDoublingAdvantage":4}"#,
+            r#"{"antiMirror":"maybe"}"#,
+        ] {
+            let q = format!(
+                r#"{{"id":"b","moves":[],"rules":"chinese","boardXSize":9,"boardYSize":9,"overrideSettings":{bad}}}"#
+            );
+            let Err(e) = parse(&q, &defaults()) else {
+                panic!("{bad} accepted");
+            };
+            assert_eq!(e["field"], "overrideSettings", "{bad}");
+            assert_eq!(e["id"], "b");
+        }
+        // A huge maxTime is no limit.
+        let q = r#"{"id":"h","moves":[],"rules":"chinese","boardXSize":9,"boardYSize":9,"overrideSettings":{"maxTime":1e20}}"#;
+        let Ok(Request::Query(t, _)) = parse(q, &defaults()) else {
+            panic!("not a query");
+        };
+        assert_eq!(t[0].query.max_time, None);
     }
 
     /// A 9x9 game with a capture and passes, as query JSON moves.

@@ -425,6 +425,12 @@ impl Engine {
         }
         let params = SearchParams {
             ownership: a.ownership || a.moves_ownership,
+            // As KataGo: analysis has its own wide root noise, genmove keeps its own.
+            wide_root_noise: if genmove {
+                self.config.params.wide_root_noise
+            } else {
+                self.config.params.analysis_wide_root_noise
+            },
             ..self.config.params.clone()
         };
         self.search.set_params(params);
@@ -859,8 +865,11 @@ impl Engine {
             *self.game.rules(),
             GameOptions::default(),
         );
+        // As KataGo's score estimate: no playout doubling advantage or anti-mirror bias.
         let params = SearchParams {
             ownership: true,
+            playout_doubling_advantage: 0.0,
+            anti_mirror: false,
             ..self.config.params.clone()
         };
         let mut search = Search::new(self.evaluator.clone(), params);
