@@ -54,6 +54,7 @@ class App:
 def wait_idle(engine, seconds):
     deadline = time.time() + seconds
     while not engine.is_idle():
+        assert engine.check_alive(), "the engine exited"
         assert time.time() < deadline, f"{engine.queries_remaining()} queries still open after {seconds} s"
         time.sleep(0.05)
 
@@ -112,6 +113,7 @@ def check_ponder(engine, app):
     engine.request_analysis(node, callback=lambda result, partial: partials.append((partial, result)), ponder=True)
     deadline = time.time() + 60
     while sum(1 for partial, _ in partials if partial) < 2:
+        assert engine.check_alive(), "the engine exited"
         assert time.time() < deadline, f"{len(partials)} results of the pondering query in 60 s"
         time.sleep(0.05)
     assert engine.ponder_query is not None
