@@ -101,6 +101,10 @@ def check_game_analysis(engine, app):
         assert 0 <= node.winrate <= 1
         assert node.candidate_moves, "no candidate moves"
         assert len(node.ownership) == 361 and len(node.policy) == 362
+    # KaTrain's anti-mirror AI (ai.py) sends antiMirror; it must be taken without a warning.
+    mirror = nodes[-1].play(Move.from_gtp("C10", player="W"))
+    mirror_moves, _ = top_moves(engine, mirror, 16, {"antiMirror": True}, runs=1)
+    assert mirror_moves[0], "no move from the anti-mirror query"
     lost = ", ".join(f"{node.points_lost:.1f}" for node in nodes[1:])
     print(f"  analysed {len(nodes)} positions; KaTrain's points lost per move: {lost}")
     assert not app.problems(), "\n".join(app.problems())
