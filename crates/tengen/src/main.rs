@@ -18,6 +18,7 @@ mod score;
 mod serve;
 mod setup;
 mod unit;
+mod vision;
 
 use clap::{Parser, Subcommand};
 
@@ -50,6 +51,9 @@ enum Command {
     Score(score::ScoreArgs),
     /// The appliance daemon: MQTT, serial GTP, the game journal, systemd notify/watchdog.
     Serve(serve::ServeArgs),
+    /// The camera board reader: find a board in an image.
+    #[command(subcommand)]
+    Vision(vision::VisionCommand),
 }
 
 fn main() -> std::process::ExitCode {
@@ -73,6 +77,7 @@ fn main() -> std::process::ExitCode {
         Command::Rules(r) => score::rules(r),
         Command::Score(s) => score::score(s),
         Command::Serve(s) => serve::run(s),
+        Command::Vision(v) => vision::run(v),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
