@@ -384,3 +384,44 @@ fn every_listed_command_has_a_transcript() {
     assert!(listed.split_whitespace().count() >= 40, "{listed}");
     assert!(missing.is_empty(), "no transcript sends {missing:?}");
 }
+
+#[test]
+fn list_commands_leads_clients_to_kata_analyze() {
+    let mut engine = gtp_engine(&[]).expect("an engine");
+    let listed = gtp_exchange(&mut engine, "list_commands").expect("a reply");
+    let listed: Vec<&str> = listed
+        .strip_prefix("= ")
+        .expect("list_commands succeeds")
+        .lines()
+        .filter(|l| !l.is_empty())
+        .collect();
+    // Sabaki takes the first of its preferences that the engine lists.
+    let sabaki = ["analyze", "kata-analyze", "lz-analyze"]
+        .into_iter()
+        .find(|c| listed.contains(c));
+    assert_eq!(sabaki, Some("kata-analyze"), "{listed:?}");
+    // KataGo's commands come first, in the order of KataGo's list (1.17's `knownCommands`,
+    // some of which Tengen lacks), then Tengen's own.
+    let katago = "protocol_version name version known_command list_commands quit boardsize \
+        rectangular_boardsize clear_board set_position komi get_komi play undo kata-get-rules \
+        kata-set-rule kata-set-rules kata-get-models kata-get-param kata-set-param \
+        kata-list-params kgs-rules genmove kata-search kata-search_cancellable genmove_debug \
+        kata-search_debug clear_cache showboard fixed_handicap place_free_handicap \
+        set_free_handicap time_settings kgs-time_settings time_left kata-list_time_settings \
+        kata-time_settings final_score final_status_list loadsgf printsgf lz-genmove_analyze \
+        kata-genmove_analyze kata-search_analyze kata-search_analyze_cancellable lz-analyze \
+        kata-analyze kata-raw-nn kata-raw-human-nn cputime gomill-cpu_time kata-benchmark \
+        kata-debug-print-tc debug_moves stop";
+    let rank = |c: &str| katago.split_whitespace().position(|k| k == c);
+    let ranks: Vec<Option<usize>> = listed.iter().map(|c| rank(c)).collect();
+    let theirs = ranks.iter().take_while(|r| r.is_some()).count();
+    assert!(theirs >= 40, "{listed:?}");
+    assert!(ranks[theirs..].iter().all(Option::is_none), "{listed:?}");
+    assert!(
+        ranks[..theirs].windows(2).all(|w| w[0] < w[1]),
+        "{listed:?}"
+    );
+    // The unlisted names still run.
+    let reply = gtp_exchange(&mut engine, "genmove_analyze b 0").expect("a reply");
+    assert!(reply.starts_with("=\nplay "), "{reply}");
+}

@@ -382,7 +382,11 @@ impl Config {
             }
         }
         for name in &m.gtp_commands {
-            if name != "*" && !tengen_protocol::gtp::engine::COMMANDS.contains(&name.as_str()) {
+            let known = tengen_protocol::gtp::COMMANDS
+                .iter()
+                .chain(tengen_protocol::gtp::UNLISTED)
+                .any(|c| c == name);
+            if name != "*" && !known {
                 bail!("mqtt.gtp_commands: {name:?} is not a GTP command Tengen knows");
             }
         }

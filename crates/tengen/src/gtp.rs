@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use tengen_protocol::gtp::{
-    parse_line, Analyze, AnalyzeRequest, Command, Engine, EngineConfig, LineError, Reply,
-    SgfAccess, MAX_LINE_BYTES,
+    parse_line, Analyze, AnalyzeRequest, Command, Engine, EngineConfig, LineError, ModelInfo,
+    Reply, SgfAccess, MAX_LINE_BYTES,
 };
 use tengen_rules::Rules;
 
@@ -143,6 +143,7 @@ pub fn run(a: GtpArgs) -> Result<()> {
     };
     let classic = a.engine == Some(MoveSource::Classic);
     let model = ModelSource::choose(a.model.as_deref(), classic).context("--model")?;
+    let model_names = model.as_ref().map(ModelSource::names);
     let evaluation = Evaluation::new(model, a.backend, &a.ort, None);
     let mut spec = EngineSpec::new(evaluation).with_threads(a.threads);
     if let Some(moves) = a.engine {
@@ -158,8 +159,16 @@ pub fn run(a: GtpArgs) -> Result<()> {
     if a.no_resign {
         spec.resign_below = None;
     }
+    let models = model_names.map(|(name, internal_name)| ModelInfo {
+        name,
+        internal_name,
+        max_batch_size: spec.batching.max_batch,
+        version: None,
+        fp16: false,
+    });
     let config = EngineConfig {
         sgf_access,
+        models: models.into_iter().collect(),
         ..spec.engine_config()
     };
     log::info!("engine: {}", spec.describe());
@@ -389,11 +398,20 @@ fn serve_session(
             activity.set_busy(kind.genmove());
             pending = analyze(engine, *kind, request, line.id, &rx, out)?;
             activity.set_busy(false);
+            write_chat(engine);
             continue;
         }
         activity.set_busy(true);
-        let reply = engine.execute(&cmd);
+        let reply = match cmd {
+            Command::KataSearchCancellable(pla) => {
+                let (reply, next) = search_cancellable(engine, pla, &rx)?;
+                pending = next;
+                reply
+            }
+            _ => engine.execute(&cmd),
+        };
         activity.set_busy(false);
+        write_chat(engine);
         write_reply(out, &reply, line.id)?;
         if engine.quit_requested() {
             break;
@@ -401,6 +419,46 @@ fn serve_session(
     }
     engine.stop();
     Ok(())
+}
+
+/// KataGo's `ogsChatToStderr`: the search summary of a chosen move, for bot bridges.
+fn write_chat(engine: &mut Engine) {
+    if let Some(chat) = engine.take_chat() {
+        eprintln!("{chat}");
+    }
+}
+
+/// `kata-search_cancellable`: the search runs until it decides or the next input line
+/// arrives (which cancels it, as in KataGo, unless the search had already ended). Returns
+/// the reply and the line that stopped it.
+fn search_cancellable(
+    engine: &mut Engine,
+    pla: tengen_rules::Player,
+    rx: &mpsc::Receiver<Line>,
+) -> Result<(Reply, Option<Line>)> {
+    let pending = match engine.start_search(pla) {
+        Ok(p) => p,
+        Err(e) => return Ok((Reply::Failure(e), None)),
+    };
+    let (mut next, mut cancelled, mut input_open) = (None, false, true);
+    let tick = Duration::from_millis(20);
+    while engine.is_searching() {
+        if !input_open {
+            // No line can come to cancel it: the search ends at its limits.
+            std::thread::sleep(tick);
+            continue;
+        }
+        match rx.recv_timeout(tick) {
+            Ok(l) => {
+                cancelled = engine.is_searching();
+                next = Some(l);
+                break;
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => input_open = false,
+        }
+    }
+    Ok((engine.finish_search(pending, cancelled), next))
 }
 
 fn write_reply(out: &mut impl Write, reply: &Reply, id: Option<u64>) -> Result<()> {
@@ -440,9 +498,28 @@ fn analyze(
         Duration::from_millis(50)
     };
     let mut next = None;
+    let mut cancelled = false;
     loop {
-        if a.genmove {
+        if a.genmove && !kind.cancellable() {
             std::thread::sleep(tick);
+            if !engine.is_searching() {
+                break;
+            }
+        } else if a.genmove {
+            // kata-search_analyze_cancellable: its move, or the next line, whichever first.
+            match rx.recv_timeout(tick) {
+                Ok(l) => {
+                    cancelled = engine.is_searching();
+                    next = Some(l);
+                    break;
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    while engine.is_searching() {
+                        std::thread::sleep(tick);
+                    }
+                }
+            }
             if !engine.is_searching() {
                 break;
             }
@@ -468,7 +545,12 @@ fn analyze(
             writeln!(out, "{line}")?;
         }
     }
-    if let Some(play) = engine.finish_analyze(&a) {
+    let closing = if cancelled {
+        engine.cancel_analyze(&a)
+    } else {
+        engine.finish_analyze(&a)
+    };
+    if let Some(play) = closing {
         writeln!(out, "{play}")?;
     }
     writeln!(out)?;

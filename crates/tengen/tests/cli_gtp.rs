@@ -759,3 +759,95 @@ fn without_the_bundled_network_no_model_plays_the_classical_engine() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("no bundled network"));
 }
+
+#[test]
+fn kata_search_cancellable_is_cancelled_by_the_next_line() {
+    // A search over the classical engine with a visit limit it will not reach in time.
+    let pause = std::time::Duration::from_millis(400);
+    let out = timed_session(
+        &["--engine", "search", "--visits", "100000000"],
+        &[
+            "boardsize 9\n1 kata-search_cancellable b\n",
+            "2 name\n",
+            "3 kata-search_cancellable w\n",
+            "\n",
+            "4 showboard\nquit\n",
+        ],
+        pause,
+    );
+    let r: Vec<&str> = out.trim_end_matches('\n').split("\n\n").collect();
+    // KataGo's reply to a cancelled search, then the line that cancelled it runs; an empty
+    // line cancels too.
+    assert_eq!(
+        &r[..4],
+        ["=", "=1 cancelled", "=2 Tengen", "=3 cancelled"],
+        "{out}"
+    );
+    assert!(
+        r[4].starts_with("=4") && r[4].contains("Next player: Black") && !r[4].contains('X'),
+        "nothing was played: {out}"
+    );
+}
+
+#[test]
+fn stop_ends_a_running_analysis_and_then_stops_nothing() {
+    let pause = std::time::Duration::from_millis(400);
+    let out = timed_session(
+        &[],
+        &[
+            "boardsize 9\n1 kata-analyze b 10\n",
+            "2 stop\n3 stop\n4 genmove b\nquit\n",
+        ],
+        pause,
+    );
+    let r: Vec<&str> = out.trim_end_matches('\n').split("\n\n").collect();
+    let analysis: Vec<&str> = r[1].lines().collect();
+    assert_eq!(analysis[0], "=1", "{out}");
+    assert!(
+        analysis.len() >= 2 && analysis[1].starts_with("info move "),
+        "{out}"
+    );
+    assert_eq!(&r[2..4], ["=2", "=3"], "{out}");
+    assert!(r[4].starts_with("=4 ") && r[4] != "=4 resign", "{out}");
+}
+
+#[test]
+fn kata_get_models_lists_no_model_without_a_network() {
+    let r = session(&[], b"kata-get-models\nquit\n");
+    assert_eq!(r[0], "= []");
+}
+
+#[cfg(feature = "bundled-net")]
+#[test]
+fn kata_get_models_names_the_bundled_network() {
+    let (r, _) = logged_session(&[], "kata-get-models\nquit\n");
+    let json = r[0].strip_prefix("= ").expect("success");
+    let models: serde_json::Value = serde_json::from_str(json).expect("JSON");
+    assert_eq!(models[0]["name"], "g170-b6c96.bin.gz", "{json}");
+    assert_eq!(models[0]["internalName"], "g170-b6c96", "{json}");
+    assert_eq!(models[0]["usesHumanSLProfile"], false, "{json}");
+    assert!(models[0]["maxBatchSize"].as_u64() >= Some(1), "{json}");
+}
+
+#[test]
+fn kata_search_analyze_cancellable_closes_with_play_cancelled() {
+    let pause = std::time::Duration::from_millis(400);
+    let out = timed_session(
+        &["--engine", "search", "--visits", "100000000"],
+        &[
+            "boardsize 9\n1 kata-search_analyze_cancellable b 10\n",
+            "2 name\n3 showboard\nquit\n",
+        ],
+        pause,
+    );
+    let r: Vec<&str> = out.trim_end_matches('\n').split("\n\n").collect();
+    let search: Vec<&str> = r[1].lines().collect();
+    assert_eq!(search[0], "=1", "{out}");
+    assert!(search[1].starts_with("info move "), "{out}");
+    assert_eq!(search.last(), Some(&"play cancelled"), "{out}");
+    assert_eq!(r[2], "=2 Tengen", "{out}");
+    assert!(
+        r[3].contains("Next player: Black") && !r[3].contains('X'),
+        "{out}"
+    );
+}

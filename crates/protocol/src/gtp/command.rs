@@ -11,7 +11,9 @@ use super::analyze_request::AnalyzeRequest;
 use super::vertex::Vertex;
 use crate::params::{self, Setting};
 
-/// The commands this engine knows, in `list_commands` order.
+/// The commands `list_commands` advertises, in its order: KataGo's own list (its
+/// `knownCommands`, those of them Tengen has) in KataGo's order, so that a client written
+/// for KataGo sees what it expects, then Tengen's extensions.
 pub const COMMANDS: &[&str] = &[
     "protocol_version",
     "name",
@@ -22,45 +24,61 @@ pub const COMMANDS: &[&str] = &[
     "boardsize",
     "rectangular_boardsize",
     "clear_board",
+    "set_position",
     "komi",
+    "get_komi",
     "play",
-    "genmove",
-    "kgs-genmove_cleanup",
     "undo",
+    "kata-get-rules",
+    "kata-set-rule",
+    "kata-set-rules",
+    "kata-get-models",
+    "kata-get-param",
+    "kata-set-param",
+    "kata-list-params",
+    "kgs-rules",
+    "genmove",
+    "kata-search",
+    "kata-search_cancellable",
+    "clear_cache",
     "showboard",
     "fixed_handicap",
     "place_free_handicap",
     "set_free_handicap",
-    "final_score",
-    "final_status_list",
     "time_settings",
     "kgs-time_settings",
-    "kata-time_settings",
     "time_left",
-    "kgs-rules",
-    "kata-get-rules",
-    "kata-set-rules",
+    "kata-list_time_settings",
+    "kata-time_settings",
+    "final_score",
+    "final_status_list",
     "loadsgf",
     "printsgf",
-    "cputime",
-    "get_komi",
-    "clear_cache",
-    "stop",
+    "lz-genmove_analyze",
+    "kata-genmove_analyze",
+    "kata-search_analyze",
+    "kata-search_analyze_cancellable",
+    "lz-analyze",
+    "kata-analyze",
     "kata-raw-nn",
-    "kata-list-params",
-    "kata-get-param",
-    "kata-set-param",
+    "cputime",
+    "gomill-cpu_time",
+    "stop",
+    // Tengen's own, after KataGo's.
+    "kgs-genmove_cleanup",
     "tengen-level",
     "gogui-analyze_commands",
     "tengen-ownership",
     "tengen-policy",
-    "kata-analyze",
-    "lz-analyze",
-    "analyze",
-    "kata-genmove_analyze",
-    "lz-genmove_analyze",
-    "genmove_analyze",
 ];
+
+/// Commands accepted but neither listed nor `known_command`: Sabaki's names for the
+/// analysis commands. KataGo runs them but does not advertise them, and Sabaki takes the
+/// first of `analyze`, `kata-analyze`, `lz-analyze` an engine advertises; advertising
+/// `analyze` would get Tengen the Leela Zero format (no score lead). `known_command` says
+/// false for them too, as KataGo's does: it answers from the same list, so a client that
+/// probes names one by one decides as one that reads `list_commands`.
+pub const UNLISTED: &[&str] = &["analyze", "genmove_analyze"];
 
 /// One command with its arguments checked.
 #[derive(Clone, Debug, PartialEq)]
@@ -83,6 +101,9 @@ pub enum Command {
     RectangularBoardsize(BoardSize),
     /// `clear_board`.
     ClearBoard,
+    /// `set_position COLOR VERTEX ...`: these stones on an empty board of the same size,
+    /// Black to move, no history (no ko ban, no captures).
+    SetPosition(Vec<(Player, Vertex)>),
     /// `komi K`, a komi the rules allow.
     Komi(f64),
     /// `play COLOR VERTEX`.
@@ -91,6 +112,11 @@ pub enum Command {
     Genmove(Player),
     /// `kgs-genmove_cleanup COLOR`.
     KgsGenmoveCleanup(Player),
+    /// `kata-search COLOR`: the move `genmove` would play, not played.
+    KataSearch(Player),
+    /// `kata-search_cancellable COLOR`: `kata-search` that the next input line cancels
+    /// (where the transport reads ahead; see [`super::Engine::start_search`]).
+    KataSearchCancellable(Player),
     /// `undo`.
     Undo,
     /// `showboard`.
@@ -118,6 +144,8 @@ pub enum Command {
     KgsTimeSettings(Vec<String>),
     /// `kata-time_settings SYSTEM ...`; the words are read by [`super::time_control`].
     KataTimeSettings(Vec<String>),
+    /// `kata-list_time_settings`: the systems `kata-time_settings` takes.
+    KataListTimeSettings,
     /// `time_left COLOR SECONDS STONES`.
     TimeLeft {
         /// Whose clock.
@@ -133,6 +161,10 @@ pub enum Command {
     KataGetRules,
     /// `kata-set-rules RULES`.
     KataSetRules(RulesText),
+    /// `kata-set-rule OPTION VALUE`: one option of the rules, the others kept.
+    KataSetRule(RuleOption),
+    /// `kata-get-models`: the loaded networks, as JSON.
+    KataGetModels,
     /// `loadsgf FILE [MOVE_NUMBER]`.
     Loadsgf {
         /// The file.
@@ -144,6 +176,8 @@ pub enum Command {
     Printsgf,
     /// `cputime`.
     Cputime,
+    /// `gomill-cpu_time`: gomill's name for `cputime`.
+    GomillCpuTime,
     /// `get_komi`.
     GetKomi,
     /// `clear_cache`: forget cached network evaluations.
@@ -204,6 +238,11 @@ pub enum Analyze {
     LzGenmove,
     /// `genmove_analyze`.
     PlainGenmove,
+    /// `kata-search_analyze`: `kata-genmove_analyze` that plays nothing.
+    KataSearch,
+    /// `kata-search_analyze_cancellable`: `kata-search_analyze` that the next input line
+    /// cancels (its closing line is then `play cancelled`).
+    KataSearchCancellable,
 }
 
 /// Rules as given, and what they mean.
@@ -213,6 +252,24 @@ pub struct RulesText {
     pub text: String,
     /// The rules they name (the komi is the game's, not these).
     pub rules: Rules,
+}
+
+/// One rules option as `kata-set-rule` names it, checked against KataGo's options.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RuleOption {
+    /// The option (`ko`, `scoring`, `tax`, `suicide`, `hasButton`, ...).
+    pub key: String,
+    /// Its value as given.
+    pub value: String,
+}
+
+impl RuleOption {
+    /// `rules` with this option set.
+    pub fn apply(&self, rules: &Rules) -> Result<Rules, String> {
+        rules
+            .update(&self.key, &self.value)
+            .map_err(|e| e.to_string())
+    }
 }
 
 /// Why a line is not a command this engine can run.
@@ -248,6 +305,8 @@ impl Analyze {
             "kata-genmove_analyze" => Analyze::KataGenmove,
             "lz-genmove_analyze" => Analyze::LzGenmove,
             "genmove_analyze" => Analyze::PlainGenmove,
+            "kata-search_analyze" => Analyze::KataSearch,
+            "kata-search_analyze_cancellable" => Analyze::KataSearchCancellable,
             _ => return None,
         })
     }
@@ -261,23 +320,39 @@ impl Analyze {
             Analyze::KataGenmove => "kata-genmove_analyze",
             Analyze::LzGenmove => "lz-genmove_analyze",
             Analyze::PlainGenmove => "genmove_analyze",
+            Analyze::KataSearch => "kata-search_analyze",
+            Analyze::KataSearchCancellable => "kata-search_analyze_cancellable",
         }
     }
 
     /// Its output format.
     pub fn format(self) -> Format {
         match self {
-            Analyze::Kata | Analyze::KataGenmove => Format::Kata,
+            Analyze::Kata
+            | Analyze::KataGenmove
+            | Analyze::KataSearch
+            | Analyze::KataSearchCancellable => Format::Kata,
             Analyze::Lz | Analyze::Plain | Analyze::LzGenmove | Analyze::PlainGenmove => Format::Lz,
         }
     }
 
-    /// Whether it ends by playing a move.
+    /// Whether it searches as `genmove` does, to a move's limits, and ends with a
+    /// `play MOVE` line.
     pub fn genmove(self) -> bool {
+        self.plays() || matches!(self, Analyze::KataSearch | Analyze::KataSearchCancellable)
+    }
+
+    /// Whether it plays the move it ends with.
+    pub fn plays(self) -> bool {
         matches!(
             self,
             Analyze::KataGenmove | Analyze::LzGenmove | Analyze::PlainGenmove
         )
+    }
+
+    /// Whether the next input line cancels it before its move is chosen.
+    pub fn cancellable(self) -> bool {
+        self == Analyze::KataSearchCancellable
     }
 }
 
@@ -308,7 +383,7 @@ impl Command {
     /// Reads command `name` with `args`; the error's text is GTP's error reply.
     pub fn parse<S: AsRef<str>>(name: &str, args: &[S]) -> Result<Command, CommandError> {
         use Command as C;
-        if !COMMANDS.contains(&name) {
+        if !COMMANDS.contains(&name) && !UNLISTED.contains(&name) {
             return Err(CommandError::Unknown);
         }
         let args: Vec<&str> = args.iter().map(AsRef::as_ref).collect();
@@ -341,6 +416,7 @@ impl Command {
                 C::RectangularBoardsize(BoardSize::new(x, y).map_err(|_| "unacceptable size")?)
             }
             "clear_board" => C::ClearBoard,
+            "set_position" => set_position(args)?,
             "komi" => {
                 let k: f64 = one("komi takes one argument")?
                     .parse()
@@ -357,6 +433,23 @@ impl Command {
                 C::Play(player(p)?, Vertex::parse(v).ok_or("invalid vertex")?)
             }
             "genmove" => C::Genmove(player(one("genmove takes a color")?)?),
+            "kata-search" | "kata-search_cancellable" => {
+                let [p] = args else {
+                    return Err(format!(
+                        "Expected one argument for {name} but got '{}'",
+                        args.join(" ")
+                    )
+                    .into());
+                };
+                let p = p
+                    .parse()
+                    .map_err(|_| format!("Could not parse color: '{p}'"))?;
+                if name == "kata-search" {
+                    C::KataSearch(p)
+                } else {
+                    C::KataSearchCancellable(p)
+                }
+            }
             "kgs-genmove_cleanup" => {
                 C::KgsGenmoveCleanup(player(one("kgs-genmove_cleanup takes a color")?)?)
             }
@@ -405,6 +498,7 @@ impl Command {
             }
             "kgs-time_settings" => C::KgsTimeSettings(words(args)),
             "kata-time_settings" => C::KataTimeSettings(words(args)),
+            "kata-list_time_settings" => C::KataListTimeSettings,
             "time_left" => {
                 let [p, t, s] = args else {
                     return Err("time_left takes three arguments".into());
@@ -431,6 +525,23 @@ impl Command {
                 }
             }
             "kata-get-rules" => C::KataGetRules,
+            "kata-set-rule" => {
+                let [key, value] = args else {
+                    return Err(format!(
+                        "Expected two arguments for kata-set-rule but got '{}'",
+                        args.join(" ")
+                    )
+                    .into());
+                };
+                let option = RuleOption {
+                    key: key.to_string(),
+                    value: value.to_string(),
+                };
+                // Checked here against any rules: an unknown option or value fails at once.
+                option.apply(&Rules::chinese())?;
+                C::KataSetRule(option)
+            }
+            "kata-get-models" => C::KataGetModels,
             "loadsgf" => {
                 let usage = "loadsgf takes a file name and an optional move number";
                 match args {
@@ -447,6 +558,7 @@ impl Command {
             }
             "printsgf" => C::Printsgf,
             "cputime" => C::Cputime,
+            "gomill-cpu_time" => C::GomillCpuTime,
             "get_komi" => C::GetKomi,
             "clear_cache" => C::ClearCache,
             "stop" => C::Stop,
@@ -496,10 +608,13 @@ impl Command {
             C::Boardsize(_) => "boardsize",
             C::RectangularBoardsize(_) => "rectangular_boardsize",
             C::ClearBoard => "clear_board",
+            C::SetPosition(_) => "set_position",
             C::Komi(_) => "komi",
             C::Play(..) => "play",
             C::Genmove(_) => "genmove",
             C::KgsGenmoveCleanup(_) => "kgs-genmove_cleanup",
+            C::KataSearch(_) => "kata-search",
+            C::KataSearchCancellable(_) => "kata-search_cancellable",
             C::Undo => "undo",
             C::Showboard => "showboard",
             C::FixedHandicap(_) => "fixed_handicap",
@@ -510,13 +625,17 @@ impl Command {
             C::TimeSettings { .. } => "time_settings",
             C::KgsTimeSettings(_) => "kgs-time_settings",
             C::KataTimeSettings(_) => "kata-time_settings",
+            C::KataListTimeSettings => "kata-list_time_settings",
             C::TimeLeft { .. } => "time_left",
             C::KgsRules(_) => "kgs-rules",
             C::KataGetRules => "kata-get-rules",
             C::KataSetRules(_) => "kata-set-rules",
+            C::KataSetRule(_) => "kata-set-rule",
+            C::KataGetModels => "kata-get-models",
             C::Loadsgf { .. } => "loadsgf",
             C::Printsgf => "printsgf",
             C::Cputime => "cputime",
+            C::GomillCpuTime => "gomill-cpu_time",
             C::GetKomi => "get_komi",
             C::ClearCache => "clear_cache",
             C::Stop => "stop",
@@ -542,6 +661,7 @@ impl Command {
             C::Boardsize(_)
             | C::RectangularBoardsize(_)
             | C::ClearBoard
+            | C::SetPosition(_)
             | C::Komi(_)
             | C::Play(..)
             | C::Genmove(_)
@@ -552,10 +672,12 @@ impl Command {
             | C::SetFreeHandicap(_)
             | C::KgsRules(_)
             | C::KataSetRules(_)
+            | C::KataSetRule(_)
             | C::Loadsgf { .. }
-            | C::TengenLevel(_)
-            // They may set the player to move, and the genmove forms play.
-            | C::Analyze(..) => true,
+            | C::TengenLevel(_) => true,
+            // They may set the player to move, and the genmove forms play; the search-only
+            // forms search a copy.
+            C::Analyze(a, _) => a.plays() || !a.genmove(),
             C::ProtocolVersion
             | C::Name
             | C::Version
@@ -568,10 +690,16 @@ impl Command {
             | C::TimeSettings { .. }
             | C::KgsTimeSettings(_)
             | C::KataTimeSettings(_)
+            | C::KataListTimeSettings
             | C::TimeLeft { .. }
             | C::KataGetRules
+            | C::KataGetModels
+            // A search that plays nothing; the position it searches is a copy.
+            | C::KataSearch(_)
+            | C::KataSearchCancellable(_)
             | C::Printsgf
             | C::Cputime
+            | C::GomillCpuTime
             | C::GetKomi
             | C::ClearCache
             | C::Stop
@@ -596,8 +724,17 @@ impl Command {
                 .expect("a parameter")
         };
         let size = |x, y| BoardSize::new(x, y).expect("a size");
+        let analyze = |a: Analyze| {
+            let words: &[&str] = match (a.genmove(), a.format()) {
+                (true, _) => &["b", "50"],
+                (false, Format::Kata) => &["50", "ownership", "true", "avoid", "w", "D4,C3", "2"],
+                (false, Format::Lz) => &[],
+            };
+            let request = AnalyzeRequest::parse(a.format(), words).expect("analysis words");
+            Command::Analyze(a, request)
+        };
         use Command as C;
-        let mut all = vec![
+        let all = vec![
             C::ProtocolVersion,
             C::Name,
             C::Version,
@@ -607,43 +744,60 @@ impl Command {
             C::Boardsize(size(9, 9)),
             C::RectangularBoardsize(size(9, 7)),
             C::ClearBoard,
+            C::SetPosition(vec![(Player::Black, v("D4")), (Player::White, v("E5"))]),
+            C::SetPosition(Vec::new()),
             C::Komi(-3.5),
+            C::GetKomi,
             C::Play(Player::Black, v("D4")),
             C::Play(Player::White, v("pass")),
             C::Play(Player::White, v("(2,3)")),
-            C::Genmove(Player::White),
-            C::KgsGenmoveCleanup(Player::Black),
             C::Undo,
+            C::KataGetRules,
+            C::KataSetRule(RuleOption {
+                key: "scoring".into(),
+                value: "TERRITORY".into(),
+            }),
+            C::KataSetRules(rules("tromp-taylor")),
+            C::KataGetModels,
+            C::KataGetParam(params::find("cpuctExploration").expect("a parameter")),
+            C::KataSetParam(param("maxVisits", "50")),
+            C::KataSetParam(param("useLcbForSelection", "false")),
+            C::KataListParams,
+            C::KgsRules(rules("japanese")),
+            C::Genmove(Player::White),
+            C::KataSearch(Player::Black),
+            C::KataSearchCancellable(Player::White),
+            C::ClearCache,
             C::Showboard,
             C::FixedHandicap(2),
             C::PlaceFreeHandicap(3),
             C::SetFreeHandicap(vec![v("C3"), v("G7"), v("E5")]),
-            C::FinalScore,
-            C::FinalStatusList(StoneStatus::Dead),
             C::TimeSettings {
                 main: 300.0,
                 byo_time: 30.5,
                 byo_stones: 5,
             },
             C::KgsTimeSettings(vec!["byoyomi".into(), "60".into(), "10".into(), "3".into()]),
-            C::KataTimeSettings(vec!["fischer".into(), "60".into(), "5".into()]),
             C::TimeLeft {
                 player: Player::White,
                 seconds: 12.25,
                 stones: 0,
             },
-            C::KgsRules(rules("japanese")),
-            C::KataGetRules,
-            C::KataSetRules(rules("tromp-taylor")),
+            C::KataListTimeSettings,
+            C::KataTimeSettings(vec!["fischer".into(), "60".into(), "5".into()]),
+            C::FinalScore,
+            C::FinalStatusList(StoneStatus::Dead),
             C::Loadsgf {
                 file: "game.sgf".into(),
                 upto: Some(12),
             },
             C::Printsgf,
-            C::Cputime,
-            C::GetKomi,
-            C::ClearCache,
-            C::Stop,
+            analyze(Analyze::LzGenmove),
+            analyze(Analyze::KataGenmove),
+            analyze(Analyze::KataSearch),
+            analyze(Analyze::KataSearchCancellable),
+            analyze(Analyze::Lz),
+            analyze(Analyze::Kata),
             C::KataRawNn {
                 player: Some(Player::White),
                 symmetry: Some(3),
@@ -654,37 +808,53 @@ impl Command {
                 symmetry: None,
                 optimism: None,
             },
-            C::KataListParams,
-            C::KataGetParam(params::find("cpuctExploration").expect("a parameter")),
-            C::KataSetParam(param("maxVisits", "50")),
-            C::KataSetParam(param("useLcbForSelection", "false")),
+            C::Cputime,
+            C::GomillCpuTime,
+            C::Stop,
+            C::KgsGenmoveCleanup(Player::Black),
             C::TengenLevel(4),
             C::GoguiAnalyzeCommands,
             C::TengenOwnership,
             C::TengenPolicy,
+            // The unlisted ones, last.
+            analyze(Analyze::Plain),
+            analyze(Analyze::PlainGenmove),
         ];
-        for a in [
-            Analyze::Kata,
-            Analyze::Lz,
-            Analyze::Plain,
-            Analyze::KataGenmove,
-            Analyze::LzGenmove,
-            Analyze::PlainGenmove,
-        ] {
-            let words: &[&str] = match (a.genmove(), a.format()) {
-                (true, _) => &["b", "50"],
-                (false, Format::Kata) => &["50", "ownership", "true", "avoid", "w", "D4,C3", "2"],
-                (false, Format::Lz) => &[],
-            };
-            let request = AnalyzeRequest::parse(a.format(), words).expect("analysis words");
-            all.push(C::Analyze(a, request));
-        }
         all
     }
 }
 
 fn words(args: &[&str]) -> Vec<String> {
     args.iter().map(|s| s.to_string()).collect()
+}
+
+/// `set_position COLOR VERTEX ...`, with KataGo's messages; where stones lie is checked
+/// on the board when it runs.
+fn set_position(args: &[&str]) -> Result<Command, CommandError> {
+    let fail = |detail: String| {
+        let given = args.join(" ");
+        let pairs = "Expected a space-separated sequence of <COLOR> <VERTEX> pairs";
+        if detail.is_empty() {
+            CommandError::Arguments(format!("{pairs} but got '{given}'"))
+        } else {
+            CommandError::Arguments(format!("{pairs} but got '{given}': {detail}"))
+        }
+    };
+    if args.len() % 2 != 0 {
+        return Err(fail(String::new()));
+    }
+    args.chunks(2)
+        .map(|pair| {
+            let p = pair[0]
+                .parse::<Player>()
+                .map_err(|_| fail(format!("could not parse color: '{}'", pair[0])))?;
+            match Vertex::parse(pair[1]) {
+                Some(v) if !v.is_pass() => Ok((p, v)),
+                _ => Err(fail(format!("could not parse vertex: '{}'", pair[1]))),
+            }
+        })
+        .collect::<Result<_, _>>()
+        .map(Command::SetPosition)
 }
 
 /// `kata-raw-nn [color] symmetry|all [optimism]`.
@@ -738,8 +908,11 @@ impl fmt::Display for Command {
             | C::Showboard
             | C::FinalScore
             | C::KataGetRules
+            | C::KataGetModels
+            | C::KataListTimeSettings
             | C::Printsgf
             | C::Cputime
+            | C::GomillCpuTime
             | C::GetKomi
             | C::ClearCache
             | C::Stop
@@ -752,7 +925,14 @@ impl fmt::Display for Command {
             C::RectangularBoardsize(s) => write!(f, " {} {}", s.width(), s.height()),
             C::Komi(k) => write!(f, " {k}"),
             C::Play(p, v) => write!(f, " {} {v}", p.letter()),
-            C::Genmove(p) | C::KgsGenmoveCleanup(p) => write!(f, " {}", p.letter()),
+            C::Genmove(p)
+            | C::KgsGenmoveCleanup(p)
+            | C::KataSearch(p)
+            | C::KataSearchCancellable(p) => write!(f, " {}", p.letter()),
+            C::SetPosition(stones) => stones
+                .iter()
+                .try_for_each(|(p, v)| write!(f, " {} {v}", p.letter())),
+            C::KataSetRule(o) => write!(f, " {} {}", o.key, o.value),
             C::FixedHandicap(n) | C::PlaceFreeHandicap(n) => write!(f, " {n}"),
             C::SetFreeHandicap(vs) => vs.iter().try_for_each(|v| write!(f, " {v}")),
             C::FinalStatusList(s) => write!(f, " {}", s.name()),
@@ -825,9 +1005,10 @@ mod tests {
     fn the_examples_cover_every_name_and_only_known_names_parse() {
         let mut names: Vec<&str> = Command::examples().iter().map(Command::name).collect();
         names.dedup();
+        let listed_then_unlisted: Vec<&str> = COMMANDS.iter().chain(UNLISTED).copied().collect();
         assert_eq!(
-            names, COMMANDS,
-            "one example (at least) per name, in list order"
+            names, listed_then_unlisted,
+            "one example (at least) per name, in list order, then the unlisted ones"
         );
         assert_eq!(reparse("frobnicate 1"), Err(CommandError::Unknown));
         assert_eq!(reparse("PLAY b D4"), Err(CommandError::Unknown));

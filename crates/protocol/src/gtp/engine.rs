@@ -22,7 +22,9 @@ use tengen_search::EvalRequest;
 
 use super::analyze::{format_line, AnalyzeArgs, Format};
 use super::analyze_request::AnalyzeRequest;
+use super::chat::SearchChat;
 use super::command::{Analyze, StoneStatus};
+use super::models::{models_json, ModelInfo};
 use super::vertex::Vertex;
 use super::{parse_line, time_control, Command, Line, Reply};
 use crate::params::{self, Setting};
@@ -59,6 +61,12 @@ pub struct EngineConfig {
     pub interrupt: Option<Arc<AtomicBool>>,
     /// Which files `loadsgf` may read.
     pub sgf_access: SgfAccess,
+    /// The loaded networks, as `kata-get-models` reports them (the program that loaded
+    /// them fills this in; empty: no network).
+    pub models: Vec<ModelInfo>,
+    /// KataGo's `ogsChatToStderr`: after each move a search chooses, keep a
+    /// [`SearchChat`] summary for [`Engine::take_chat`] (the binary writes it to stderr).
+    pub ogs_chat_to_stderr: bool,
 }
 
 impl Default for EngineConfig {
@@ -78,6 +86,8 @@ impl Default for EngineConfig {
             time_cap: None,
             interrupt: None,
             sgf_access: SgfAccess::Any,
+            models: Vec::new(),
+            ogs_chat_to_stderr: false,
         }
     }
 }
@@ -123,6 +133,15 @@ const DEAD_OWNERSHIP: f32 = 0.25;
 /// Dead stones, then seki stones.
 type DeadAndSeki = (Vec<Loc>, Vec<Loc>);
 
+/// A `kata-search` under way (see [`Engine::start_search`]): whose move, and since when.
+#[derive(Debug)]
+pub struct PendingSearch {
+    mover: Player,
+    started: std::time::Instant,
+    /// The classical engine's move, chosen at once (it does not search in the background).
+    decided: Option<Move>,
+}
+
 /// Gives the evaluator for a board size (a network graph is built per size).
 pub type EvaluatorSource = Box<dyn FnMut(BoardSize) -> Result<Arc<dyn Evaluator>> + Send>;
 
@@ -140,6 +159,10 @@ pub struct Engine {
     evaluator: Arc<dyn Evaluator>,
     status_cache: Option<(u128, DeadAndSeki)>,
     analysis_started: Option<std::time::Instant>,
+    /// Whose move a `kata-search_analyze` form searches (it plays nothing).
+    analysis_mover: Option<Player>,
+    /// The last chosen move's summary, when `ogs_chat_to_stderr` asks for them.
+    chat: Option<SearchChat>,
     quit: bool,
 }
 
@@ -168,6 +191,8 @@ impl Engine {
             evaluator,
             status_cache: None,
             analysis_started: None,
+            analysis_mover: None,
+            chat: None,
             quit: false,
         })
     }
@@ -210,6 +235,8 @@ impl Engine {
         self.rng = fastrand::Rng::with_seed(config.params.seed);
         self.status_cache = None;
         self.analysis_started = None;
+        self.analysis_mover = None;
+        self.chat = None;
         self.quit = false;
         self.config = config;
         Ok(())
@@ -251,6 +278,7 @@ impl Engine {
             C::ProtocolVersion => Ok("2".into()),
             C::Name => Ok(self.config.name.clone()),
             C::Version => Ok(self.config.version.clone()),
+            // Only the listed commands: see `UNLISTED` for why `analyze` is not "known".
             C::KnownCommand(c) => Ok(COMMANDS.contains(&c.as_str()).to_string()),
             C::ListCommands => Ok(COMMANDS.join("\n")),
             C::Quit => {
@@ -260,6 +288,7 @@ impl Engine {
             }
             C::Boardsize(size) | C::RectangularBoardsize(size) => self.new_game(*size).map(done),
             C::ClearBoard => self.new_game(self.game.board().size()).map(done),
+            C::SetPosition(stones) => self.set_position(stones).map(done),
             C::Komi(k) => {
                 self.game.set_komi(*k as f32);
                 self.config.rules.komi = *k as f32;
@@ -268,6 +297,11 @@ impl Engine {
             C::Play(pla, v) => self.play(*pla, *v).map(done),
             C::Genmove(pla) => self.genmove(*pla),
             C::KgsGenmoveCleanup(pla) => self.genmove_cleanup(*pla),
+            // Without a reader of the next line, the cancellable form runs to its end.
+            C::KataSearch(pla) | C::KataSearchCancellable(pla) => {
+                let pending = self.search_for(*pla, false)?;
+                self.search_result(pending, false)
+            }
             C::Undo => {
                 self.search.stop();
                 if self.game.undo() {
@@ -322,6 +356,9 @@ impl Engine {
                 self.clocks = [c.clone(), c];
                 Ok(String::new())
             }
+            C::KataListTimeSettings => Ok(time_control::kata_time_systems()
+                .collect::<Vec<_>>()
+                .join(" ")),
             C::TimeLeft {
                 player,
                 seconds,
@@ -332,23 +369,20 @@ impl Engine {
                     .map_err(|e| e.to_string())?;
                 Ok(String::new())
             }
-            C::KgsRules(r) | C::KataSetRules(r) => {
-                let mut rules = r.rules;
-                rules.komi = self.game.rules().komi;
-                self.search.stop();
-                self.game
-                    .set_rules(rules)
-                    .map_err(|e| format!("the game so far is illegal under these rules: {e}"))?;
-                self.config.rules = rules;
-                Ok(String::new())
+            C::KgsRules(r) | C::KataSetRules(r) => self.set_rules(r.rules).map(done),
+            C::KataSetRule(option) => {
+                let rules = option.apply(self.game.rules())?;
+                self.set_rules(rules).map(done)
             }
+            C::KataGetModels => Ok(models_json(&self.config.models)),
             C::KataGetRules => Ok(self.game.rules().to_json_no_komi().to_string()),
             C::Loadsgf { file, upto } => self.loadsgf(file, *upto).map(done),
             C::Printsgf => Ok(sgf::save(&self.game)),
-            C::Cputime => Ok(format!("{:.3}", cpu_seconds())),
+            C::Cputime | C::GomillCpuTime => Ok(format!("{:.3}", cpu_seconds())),
             C::GetKomi => Ok(self.game.rules().komi.to_string()),
+            // KataGo's clears the search tree too, so that a search starts afresh.
             C::ClearCache => {
-                self.search.stop();
+                self.search.clear_tree();
                 self.evaluator.clear_cache();
                 Ok(String::new())
             }
@@ -397,6 +431,71 @@ impl Engine {
         }
     }
 
+    /// Starts `kata-search_cancellable` for `pla` in the background: a transport that reads
+    /// ahead ends it with [`Engine::finish_search`], cancelled if the next line came first
+    /// (`= cancelled`, as KataGo replies), else once [`Engine::is_searching`] turns false.
+    pub fn start_search(&mut self, pla: Player) -> Result<PendingSearch> {
+        self.search_for(pla, true)
+    }
+
+    /// Ends a search begun by [`Engine::start_search`]: the reply `kata-search` gives (the
+    /// move, `resign`, or `cancelled`). Plays nothing.
+    pub fn finish_search(&mut self, pending: PendingSearch, cancelled: bool) -> Reply {
+        match self.search_result(pending, cancelled) {
+            Ok(text) => Reply::Success(text),
+            Err(e) => Reply::Failure(e),
+        }
+    }
+
+    /// The summary of the last move a search chose, once, if `ogs_chat_to_stderr` is on.
+    pub fn take_chat(&mut self) -> Option<SearchChat> {
+        self.chat.take()
+    }
+
+    /// Searches for `pla`'s move in a copy of the game with `pla` to move, as `genmove`
+    /// would (its limits, its clock), in the background or to the end.
+    fn search_for(&mut self, pla: Player, background: bool) -> Result<PendingSearch> {
+        let mut game = self.game.clone();
+        game.set_player_to_move(pla);
+        let started = std::time::Instant::now();
+        if let Decider::Classic(classic) = &self.config.moves {
+            let mv = classic.genmove(&game);
+            self.clocks[pla.index()].charge(started.elapsed().as_secs_f64());
+            return Ok(PendingSearch {
+                mover: pla,
+                started,
+                decided: Some(mv),
+            });
+        }
+        let limits = self.move_limits_in(&game);
+        self.search.set_position(&game);
+        if background {
+            self.search.start(limits).map_err(|e| e.to_string())?;
+        } else {
+            self.search.run(limits).map_err(|e| e.to_string())?;
+        }
+        Ok(PendingSearch {
+            mover: pla,
+            started,
+            decided: None,
+        })
+    }
+
+    fn search_result(&mut self, pending: PendingSearch, cancelled: bool) -> Result<String> {
+        let size = self.game.board().size();
+        if let Some(mv) = pending.decided {
+            return Ok(size.gtp(mv));
+        }
+        self.search.stop();
+        if cancelled {
+            return Ok("cancelled".into());
+        }
+        Ok(match self.choose(pending.mover, pending.started)? {
+            Some(mv) => size.gtp(mv),
+            None => "resign".into(),
+        })
+    }
+
     /// Starts a streaming analysis command (see [`analyze_command`]): the search runs in
     /// the background until [`Engine::finish_analyze`]; `genmove` forms stop by themselves
     /// at the move's limits.
@@ -418,11 +517,19 @@ impl Engine {
         if genmove && a.player.is_none() {
             return Err(format!("{} takes a color first", kind.name()));
         }
+        // The search-only forms search a copy with their player to move; the others set
+        // the game's player to move.
+        let mut copy = None;
         if let Some(p) = a.player {
-            if p != self.game.to_move() {
+            if !kind.plays() && genmove {
+                let mut g = self.game.clone();
+                g.set_player_to_move(p);
+                copy = Some(g);
+            } else if p != self.game.to_move() {
                 self.game.set_player_to_move(p);
             }
         }
+        let game = copy.as_ref().unwrap_or(&self.game);
         let params = SearchParams {
             ownership: a.ownership || a.moves_ownership,
             // As KataGo: analysis has its own wide root noise, genmove keeps its own.
@@ -435,12 +542,13 @@ impl Engine {
         };
         self.search.set_params(params);
         self.search.set_filter(a.filters.clone());
-        self.search.set_position(&self.game);
+        self.search.set_position(game);
         let limits = if genmove {
-            self.move_limits()
+            self.move_limits_in(game)
         } else {
             Limits::default()
         };
+        self.analysis_mover = copy.map(|g| g.to_move());
         self.analysis_started = Some(std::time::Instant::now());
         self.search.start(limits).map_err(|e| e.to_string())?;
         Ok(a)
@@ -479,13 +587,35 @@ impl Engine {
         self.search.is_running()
     }
 
-    /// Ends an analysis; for the `genmove` forms, plays the chosen move and returns the
-    /// closing `play VERTEX` line.
+    /// Ends a search-only form (`kata-search_analyze_cancellable`) early, as the next
+    /// input line does: its closing line is `play cancelled`, as KataGo's. Any other
+    /// analysis ends as [`Engine::finish_analyze`] ends it.
+    pub fn cancel_analyze(&mut self, a: &AnalyzeArgs) -> Option<String> {
+        if self.analysis_mover.take().is_none() {
+            return self.finish_analyze(a);
+        }
+        self.search.stop();
+        self.analysis_started = None;
+        self.search.set_filter(Vec::new());
+        self.search.set_params(self.config.params.clone());
+        Some("play cancelled".into())
+    }
+
+    /// Ends an analysis; for the `genmove` forms, plays the chosen move (the search-only
+    /// forms play nothing) and returns the closing `play VERTEX` line.
     pub fn finish_analyze(&mut self, a: &AnalyzeArgs) -> Option<String> {
         self.search.stop();
         let started = self.analysis_started.take();
-        let line = match (a.genmove, started) {
-            (true, Some(t)) => Some(match self.conclude_move(t) {
+        let line = match (a.genmove, started, self.analysis_mover.take()) {
+            (true, Some(t), Some(mover)) => Some(match self.choose(mover, t) {
+                Ok(Some(mv)) => format!("play {}", self.game.board().size().gtp(mv)),
+                Ok(None) => "play resign".into(),
+                Err(e) => {
+                    log::warn!("kata-search_analyze: {e}; passing");
+                    "play pass".into()
+                }
+            }),
+            (true, Some(t), None) => Some(match self.conclude_move(t) {
                 Ok(v) => format!("play {v}"),
                 Err(e) => {
                     // The search found nothing playable: pass rather than stall the client.
@@ -499,6 +629,55 @@ impl Engine {
         self.search.set_filter(Vec::new());
         self.search.set_params(self.config.params.clone());
         line
+    }
+
+    /// Rules for the game (komi kept), if the game so far is legal under them.
+    fn set_rules(&mut self, mut rules: Rules) -> Result<()> {
+        rules.komi = self.game.rules().komi;
+        self.search.stop();
+        self.game
+            .set_rules(rules)
+            .map_err(|e| format!("the game so far is illegal under these rules: {e}"))?;
+        self.config.rules = rules;
+        Ok(())
+    }
+
+    /// `set_position`: the stones on an empty board of this size, Black to move, no
+    /// history; the game is unchanged if a vertex is off the board or given twice, or a
+    /// chain would have no liberties (KataGo's rules). No stones: `clear_board`.
+    fn set_position(&mut self, stones: &[(Player, Vertex)]) -> Result<()> {
+        let size = self.game.board().size();
+        let mut placements: Vec<(Loc, Option<Player>)> = Vec::with_capacity(stones.len());
+        for (p, v) in stones {
+            let Some(Move::Play(l)) = v.on(size) else {
+                let given: Vec<String> = stones
+                    .iter()
+                    .map(|(p, v)| format!("{} {v}", p.letter()))
+                    .collect();
+                return Err(format!(
+                    "Expected a space-separated sequence of <COLOR> <VERTEX> pairs but got \
+                     '{}': could not parse vertex: '{v}'",
+                    given.join(" ")
+                ));
+            };
+            placements.push((l, Some(*p)));
+        }
+        let illegal = "Illegal stone placements - overlapping stones or stones with no liberties?";
+        let mut seen = std::collections::HashSet::new();
+        if !placements.iter().all(|(l, _)| seen.insert(*l)) {
+            return Err(illegal.into());
+        }
+        let mut board = tengen_rules::Board::new(size);
+        board.set_stones(&placements).map_err(|_| illegal)?;
+        self.search.stop();
+        self.game = Game::from_position(
+            board,
+            Player::Black,
+            self.config.rules,
+            GameOptions::default(),
+        );
+        self.resign.reset();
+        Ok(())
     }
 
     fn new_game(&mut self, size: BoardSize) -> Result<()> {
@@ -569,6 +748,11 @@ impl Engine {
 
     /// Limits for our next move: the configured visits, within the mover's clock.
     fn move_limits(&self) -> Limits {
+        self.move_limits_in(&self.game)
+    }
+
+    /// Limits for the next move of `game`: the configured visits, within the mover's clock.
+    fn move_limits_in(&self, game: &Game) -> Limits {
         let base = match self.config.move_time {
             Some(t) if t.is_finite() && t > 0.0 => Limits {
                 time: Some(std::time::Duration::from_secs_f64(t)),
@@ -580,8 +764,8 @@ impl Engine {
                 ..Limits::default()
             },
         };
-        let clock = &self.clocks[self.game.to_move().index()];
-        let mut limits = limits_for_move(clock, &self.game, self.config.lag_buffer, base);
+        let clock = &self.clocks[game.to_move().index()];
+        let mut limits = limits_for_move(clock, game, self.config.lag_buffer, base);
         if limits.is_unbounded() {
             return self.capped(Limits::visits(800));
         }
@@ -609,23 +793,40 @@ impl Engine {
     /// After a move's search begun at `started`: charges the mover's clock, resigns when
     /// the tracker says so, else chooses and plays the move. Returns the GTP vertex.
     fn conclude_move(&mut self, started: std::time::Instant) -> Result<String> {
-        let pla = self.game.to_move();
+        let Some(mv) = self.choose(self.game.to_move(), started)? else {
+            return Ok("resign".into());
+        };
+        self.game
+            .play(mv)
+            .map_err(|e| format!("internal error: the chosen move is illegal: {e}"))?;
+        Ok(self.game.board().size().gtp(mv))
+    }
+
+    /// After `pla`'s search begun at `started`: charges `pla`'s clock, then `None` to
+    /// resign when the tracker says so, else the move to play; keeps the chat summary
+    /// when asked for (KataGo writes it, resigning or not, for the search's move).
+    fn choose(&mut self, pla: Player, started: std::time::Instant) -> Result<Option<Move>> {
         self.clocks[pla.index()].charge(started.elapsed().as_secs_f64());
         let analysis = self
             .search
             .analysis(&SnapshotOptions::default())
             .ok_or("the search produced no analysis")?;
-        if self.config.resign_below.is_some() && self.resign.observe(&analysis) {
-            return Ok("resign".into());
+        let choice = if self.config.resign_below.is_some() && self.resign.observe(&analysis) {
+            None
+        } else {
+            let temperature = self.config.params.chosen_move_temperature;
+            Some(
+                analysis
+                    .choose_move(temperature, &mut self.rng)
+                    .ok_or("no move to play")?,
+            )
+        };
+        if self.config.ogs_chat_to_stderr {
+            if let Some(mv) = choice.or_else(|| analysis.best_move()) {
+                self.chat = Some(SearchChat::new(&analysis, &self.config.params, pla, mv));
+            }
         }
-        let temperature = self.config.params.chosen_move_temperature;
-        let mv = analysis
-            .choose_move(temperature, &mut self.rng)
-            .ok_or("no move to play")?;
-        self.game
-            .play(mv)
-            .map_err(|e| format!("internal error: the chosen move is illegal: {e}"))?;
-        Ok(self.game.board().size().gtp(mv))
+        Ok(choice)
     }
 
     fn fixed_handicap(&mut self, n: usize) -> Result<String> {

@@ -1,21 +1,30 @@
 //! GTP v2: [`line`] splits input lines as the specification's preprocessing says,
 //! [`command`] reads them as typed commands, [`time_control`] reads the time-setting
 //! commands' values into a clock, [`engine`] carries them out on a game and a search, and
-//! [`Reply`] formats answers.
+//! [`Reply`] formats answers; [`chat`] is the search summary for bot bridges and [`models`]
+//! what `kata-get-models` reports.
 
 pub mod analyze;
 pub mod analyze_request;
+pub mod chat;
 pub mod command;
 pub mod engine;
 pub mod line;
+pub mod models;
 pub mod time_control;
 pub mod vertex;
 
 pub use analyze::{AnalyzeArgs, Format};
 pub use analyze_request::AnalyzeRequest;
-pub use command::{Analyze, Command, CommandError, RulesText, StoneStatus, COMMANDS};
-pub use engine::{analyze_command, Decider, Engine, EngineConfig, SgfAccess, MAX_SGF_BYTES};
+pub use chat::SearchChat;
+pub use command::{
+    Analyze, Command, CommandError, RuleOption, RulesText, StoneStatus, COMMANDS, UNLISTED,
+};
+pub use engine::{
+    analyze_command, Decider, Engine, EngineConfig, PendingSearch, SgfAccess, MAX_SGF_BYTES,
+};
 pub use line::{parse_line, Line, LineError, MAX_LINE_BYTES};
+pub use models::ModelInfo;
 pub use vertex::Vertex;
 
 /// The answer to one command.

@@ -55,24 +55,42 @@ fn gtp_rule(main: f64, byo_time: f64, stones: u32) -> Clock {
     }
 }
 
+/// The time systems, in KataGo's order: name, how many values follow it, and whether only
+/// `kata-time_settings` takes it (`kgs-time_settings` takes the others).
+const SYSTEMS: &[(&str, usize, bool)] = &[
+    ("none", 0, false),
+    ("absolute", 1, false),
+    ("byoyomi", 3, false),
+    ("canadian", 3, false),
+    ("fischer", 2, true),
+    ("fischer-capped", 4, true),
+];
+
+/// The systems `kata-time_settings` takes, in KataGo's order (`kata-list_time_settings`).
+pub fn kata_time_systems() -> impl Iterator<Item = &'static str> {
+    SYSTEMS.iter().map(|&(name, _, _)| name)
+}
+
 fn parse_named(command: &'static str, args: &[&str]) -> Result<Clock, ClockError> {
-    let kinds = if command == KATA {
-        "none, absolute, byoyomi, canadian, fischer or fischer-capped"
-    } else {
-        "none, absolute, byoyomi or canadian"
+    let systems: Vec<(&str, usize)> = SYSTEMS
+        .iter()
+        .filter(|&&(_, _, kata_only)| command == KATA || !kata_only)
+        .map(|&(name, values, _)| (name, values))
+        .collect();
+    let kinds = match systems.split_last() {
+        Some(((last, _), rest)) => {
+            let rest: Vec<&str> = rest.iter().map(|&(n, _)| n).collect();
+            format!("{} or {last}", rest.join(", "))
+        }
+        None => String::new(),
     };
     let syntax = |detail: String| ClockError::Syntax(format!("{command}: {detail}"));
     let Some((first, rest)) = args.split_first() else {
         return Err(syntax(format!("expected {kinds}")));
     };
     let kind = first.trim().to_ascii_lowercase();
-    let expected = match kind.as_str() {
-        "none" => 0,
-        "absolute" => 1,
-        "fischer" if command == KATA => 2,
-        "byoyomi" | "canadian" => 3,
-        "fischer-capped" if command == KATA => 4,
-        _ => return Err(syntax(format!("unknown kind '{kind}', expected {kinds}"))),
+    let Some(&(_, expected)) = systems.iter().find(|&&(name, _)| name == kind) else {
+        return Err(syntax(format!("unknown kind '{kind}', expected {kinds}")));
     };
     if rest.len() != expected {
         let n = rest.len();
@@ -199,6 +217,34 @@ mod tests {
         for line in bad.split('|') {
             assert!(kgs_time_settings(&words(line)).is_err(), "{line}");
             assert!(kata_time_settings(&words(line)).is_err(), "{line}");
+        }
+    }
+
+    #[test]
+    fn kata_lists_every_system_it_takes_and_kgs_the_first_four() {
+        let all: Vec<&str> = kata_time_systems().collect();
+        assert_eq!(
+            all,
+            [
+                "none",
+                "absolute",
+                "byoyomi",
+                "canadian",
+                "fischer",
+                "fischer-capped"
+            ]
+        );
+        let sample = |s: &str| match s {
+            "none" => "none".to_string(),
+            "absolute" => "absolute 60".into(),
+            "fischer" => "fischer 60 5".into(),
+            "fischer-capped" => "fischer-capped 60 5 -1 -1".into(),
+            other => format!("{other} 60 30 5"),
+        };
+        for s in all {
+            assert!(kata_time_settings(&words(&sample(s))).is_ok(), "{s}");
+            let kgs = kgs_time_settings(&words(&sample(s))).is_ok();
+            assert_eq!(kgs, !s.starts_with("fischer"), "{s}");
         }
     }
 
