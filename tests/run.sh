@@ -77,6 +77,12 @@ else
 fi
 cargo test --workspace --features tengen/ort -- --nocapture
 
+# Real clients' own code (KaTrain's engine class, Sabaki's GTP controller, a Lizzie-style
+# session) against the binary the tests just built, with the bundled network; the clients
+# install once from PyPI and npm into ~/.cache/tengen/clients.
+step "clients"
+tests/clients/run.sh target/debug/tengen
+
 # The binary the integration tests just ran (cargo test builds it as target/debug/tengen).
 step "systemd unit"
 tests/systemd.sh target/debug/tengen
