@@ -125,7 +125,9 @@ impl Default for SearchParams {
             root_fpu_reduction_max: 0.1,
             fpu_loss_prop: 0.0,
             fpu_parent_weight_by_visited_policy_pow: Some(2.0),
-            virtual_losses_per_thread: 3.0,
+            // KataGo's struct says 3, but its config loading sets 1 unless the config names it;
+            // 3 drives many threads onto poor moves while visits are few.
+            virtual_losses_per_thread: 1.0,
             nn_policy_temperature: 1.0,
             policy_optimism: 1.0,
             root_policy_optimism: 0.2,

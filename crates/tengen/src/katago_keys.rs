@@ -618,7 +618,7 @@ mod tests {
     #[test]
     fn each_key_means_what_the_table_says_for_each_tool() {
         let text = "maxVisits = 9\nnumAnalysisThreads = 3\nresignThreshold = -0.9\n\
-                    wideRootNoise = 0.5\nnumVirtualLossesPerThread = 1\nhomeDataDir = /x\n";
+                    wideRootNoise = 0.5\nnumVirtualLossesPerThread = 2\nhomeDataDir = /x\n";
         let (s, report) = read_text(text, &[], Tool::Analysis).unwrap();
         assert_eq!((s.max_visits, s.analysis_threads), (Some(9), Some(3)));
         assert_eq!(s.resign_threshold, None);
@@ -626,7 +626,7 @@ mod tests {
         for setting in &s.search {
             setting.apply(&mut p);
         }
-        assert_eq!((p.wide_root_noise, p.virtual_losses_per_thread), (0.5, 1.0));
+        assert_eq!((p.wide_root_noise, p.virtual_losses_per_thread), (0.5, 2.0));
         let unused: Vec<&str> = report.unused.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(unused, ["homeDataDir", "resignThreshold"]);
         assert!(report.unknown.is_empty());
