@@ -226,6 +226,7 @@ fn run_analysis(path: &Path, t: &Transcript, out: &mut Outcome) -> Result<(), St
     let mut defaults = Defaults {
         params: one_thread(),
         max_visits: 8,
+        max_playouts: None,
         pv_len: 5,
         max_time: None,
     };

@@ -120,6 +120,7 @@ pub fn run(a: AnalysisArgs) -> Result<()> {
     let defaults = Defaults {
         params,
         max_visits: max_visits.max(1),
+        max_playouts: settings.max_playouts,
         pv_len,
         // Beyond what a Duration holds is no limit.
         max_time: settings

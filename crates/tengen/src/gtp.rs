@@ -308,6 +308,8 @@ fn gtp_config(
     if let Some(chat) = s.ogs_chat {
         config.ogs_chat_to_stderr = chat;
     }
+    config.playouts = s.max_playouts.or(config.playouts);
+    config.search_factors = s.search_factors;
     for setting in &s.search {
         setting.apply(&mut config.params);
     }

@@ -8,6 +8,7 @@
 use std::path::PathBuf;
 
 use tengen_protocol::analysis::Perspective;
+use tengen_protocol::gtp::search_factor::SearchFactors;
 use tengen_protocol::params::{self, Setting};
 use tengen_rules::{HandicapBonus, Rules, ScoringRule, TaxRule};
 use tengen_search::SearchParams;
@@ -106,7 +107,6 @@ macro_rules! search_real {
 }
 
 const NO_PONDER: &str = "Tengen does not ponder";
-const NO_SEARCH_FACTOR: &str = "Tengen does not shorten its search when winning or after a pass";
 const NO_SEARCH_OPTION: &str = "a KataGo search option Tengen does not have";
 const NO_DATA_FILES: &str = "Tengen keeps no data files there";
 
@@ -116,16 +116,16 @@ static KEYS: &[Key] = keys![
     // How far a search goes.
     "maxVisits" Both => set!(|s, v| s.max_visits = Some(count(v, 1, 1 << 50)?)),
     "maxTime" Both => set!(|s, v| s.max_time = Some(real(v, 1e-3, 1e9)?)),
-    "maxPlayouts" Both => Meaning::Unused("Tengen limits visits (maxVisits), not playouts"),
+    "maxPlayouts" Both => set!(|s, v| s.max_playouts = Some(count(v, 1, 1 << 50)?)),
     "ponderingEnabled" Gtp => Meaning::Unused(NO_PONDER),
     "maxVisitsPondering" Gtp => Meaning::Unused(NO_PONDER),
     "maxPlayoutsPondering" Gtp => Meaning::Unused(NO_PONDER),
     "maxTimePondering" Gtp => Meaning::Unused(NO_PONDER),
     "lagBuffer" Gtp => set!(|s, v| s.lag_buffer = Some(real(v, 0.0, 3600.0)?)),
-    "searchFactorWhenWinning" Gtp => Meaning::Unused(NO_SEARCH_FACTOR),
-    "searchFactorWhenWinningThreshold" Gtp => Meaning::Unused(NO_SEARCH_FACTOR),
-    "searchFactorAfterOnePass" Gtp => Meaning::Unused(NO_SEARCH_FACTOR),
-    "searchFactorAfterTwoPass" Gtp => Meaning::Unused(NO_SEARCH_FACTOR),
+    "searchFactorWhenWinning" Gtp => set!(|s, v| s.search_factors.when_winning = real(v, 0.01, 1.0)?),
+    "searchFactorWhenWinningThreshold" Gtp => set!(|s, v| s.search_factors.when_winning_threshold = real(v, 0.0, 1.0)?),
+    "searchFactorAfterOnePass" Gtp => set!(|s, v| s.search_factors.after_one_pass = real(v, 0.0, 1.0)?),
+    "searchFactorAfterTwoPass" Gtp => set!(|s, v| s.search_factors.after_two_pass = real(v, 0.0, 1.0)?),
     // Threads and the network's batches and cache.
     "numSearchThreads" Both => set!(|s, v| s.threads = Some(count(v, 1, 1024)?)),
     "numSearchThreadsPerAnalysisThread" Analysis => set!(|s, v| s.threads = Some(count(v, 1, 1024)?)),
@@ -249,6 +249,11 @@ pub struct Settings {
     pub max_visits: Option<u64>,
     /// No move's search takes longer (seconds).
     pub max_time: Option<f64>,
+    /// New playouts per search, the reused tree's visits not counted.
+    pub max_playouts: Option<u64>,
+    /// How much shorter `genmove`'s search gets after passes and when winning (KataGo's
+    /// defaults, all 1.0, change nothing).
+    pub search_factors: SearchFactors,
     /// Search threads (per analysis thread, for analysis).
     pub threads: Option<usize>,
     /// Positions analysed at once.
@@ -638,5 +643,27 @@ mod tests {
         assert_eq!(report.unknown.len(), 1);
         assert_eq!(report.unknown[0].0, "maxVisitz");
         assert!(matches!(&report.unknown[0].1, Origin::Line { line: 1, .. }));
+    }
+
+    #[test]
+    fn search_factors_and_playouts_set_the_gtp_settings() {
+        let text = "searchFactorAfterOnePass = 0.5\nsearchFactorAfterTwoPass = 0.25\n\
+                    searchFactorWhenWinning = 0.4\nsearchFactorWhenWinningThreshold = 0.95\n\
+                    maxPlayouts = 300\n";
+        let (s, report) = read_text(text, &[], Tool::Gtp).unwrap();
+        let expected = SearchFactors {
+            after_one_pass: 0.5,
+            after_two_pass: 0.25,
+            when_winning: 0.4,
+            when_winning_threshold: 0.95,
+        };
+        assert_eq!((s.search_factors, s.max_playouts), (expected, Some(300)));
+        assert!(report.unused.is_empty(), "{:?}", report.unused);
+        let (s, _) = read_text("maxVisits = 9\n", &[], Tool::Gtp).unwrap();
+        assert_eq!(s.search_factors, SearchFactors::default());
+        let e = read_text("searchFactorAfterOnePass = 1.5\n", &[], Tool::Gtp).unwrap_err();
+        assert!(e.contains("searchFactorAfterOnePass"), "{e}");
+        let e = read_text("maxPlayouts = 0\n", &[], Tool::Gtp).unwrap_err();
+        assert!(e.contains("maxPlayouts"), "{e}");
     }
 }

@@ -12,6 +12,7 @@ fuzz_target!(|data: &[u8]| {
     let defaults = Defaults {
         params: SearchParams::default(),
         max_visits: 10,
+        max_playouts: None,
         pv_len: 15,
         max_time: None,
     };

@@ -390,6 +390,7 @@ mod tests {
                 ..SearchParams::default()
             },
             max_visits: visits,
+            max_playouts: None,
             pv_len: 2,
             max_time: None,
         };
@@ -453,6 +454,7 @@ mod tests {
         let d = Defaults {
             params: SearchParams::default(),
             max_visits: 10,
+            max_playouts: None,
             pv_len: 2,
             max_time: None,
         };

@@ -159,6 +159,8 @@ pub struct Defaults {
     pub params: SearchParams,
     /// Visits when a query gives none.
     pub max_visits: u64,
+    /// New playouts per search whatever a query gives (KataGo's `maxPlayouts`).
+    pub max_playouts: Option<u64>,
     /// PV length when a query gives none.
     pub pv_len: usize,
     /// Time limit when a query's `overrideSettings` give no `maxTime` (KataGo's config key).
@@ -415,6 +417,10 @@ pub fn parse(line: &str, d: &Defaults) -> Result<Request, Value> {
             .filter(|&v| (1..=1 << 40).contains(&v))
             .ok_or_else(|| err("maxVisits", "must be a positive integer"))?,
     };
+    // Each search starts from an empty tree, so its playouts are its root's visits.
+    let max_visits = d
+        .max_playouts
+        .map_or(max_visits, |p| max_visits.min(p.max(1)));
     let pv_len = match obj.get("analysisPVLen") {
         None => d.pv_len,
         Some(v) => v
@@ -639,6 +645,7 @@ mod tests {
         Defaults {
             params: SearchParams::default(),
             max_visits: 10,
+            max_playouts: None,
             pv_len: 5,
             max_time: None,
         }
@@ -687,6 +694,17 @@ mod tests {
         // The query's own maxVisits wins.
         let (q, _) = query(r#","maxVisits":3,"overrideSettings":{"maxVisits":7}"#).unwrap();
         assert_eq!(q.max_visits, 3);
+        // The config's maxPlayouts bounds every query's visits.
+        let capped = Defaults {
+            max_playouts: Some(5),
+            ..defaults()
+        };
+        let visits = |extra: &str| match parse(&format!("{base}{extra}}}"), &capped) {
+            Ok(Request::Query(t, _)) => t[0].query.max_visits,
+            _ => panic!("not a query"),
+        };
+        assert_eq!((visits(""), visits(r#","maxVisits":3"#)), (5, 3));
+        assert_eq!(visits(r#","maxVisits":70"#), 5);
         let (q, _) = query(r#","rootPolicyTemperature":2.5"#).unwrap();
         assert_eq!(q.params.root_policy_temperature, 2.5);
         let e = query(r#","rootPolicyTemperature":true"#).err().unwrap();

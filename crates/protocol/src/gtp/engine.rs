@@ -25,6 +25,7 @@ use super::analyze_request::AnalyzeRequest;
 use super::chat::SearchChat;
 use super::command::{Analyze, StoneStatus};
 use super::models::{models_json, ModelInfo};
+use super::search_factor::{self, SearchFactors};
 use super::vertex::Vertex;
 use super::{parse_line, time_control, Command, Line, Reply};
 use crate::params::{self, Setting};
@@ -40,6 +41,10 @@ pub struct EngineConfig {
     pub params: SearchParams,
     /// Visits per move when the clock does not decide (None: only the clock limits).
     pub visits: Option<u64>,
+    /// New playouts per move (KataGo's `maxPlayouts`: the reused tree's visits not counted).
+    pub playouts: Option<u64>,
+    /// How much shorter a move's search gets after passes and when winning.
+    pub search_factors: SearchFactors,
     /// Seconds per move when no clock is set; overrides `visits`.
     pub move_time: Option<f64>,
     /// Rules of a new game.
@@ -78,6 +83,8 @@ impl Default for EngineConfig {
             version: env!("CARGO_PKG_VERSION").into(),
             params: SearchParams::default(),
             visits: Some(800),
+            playouts: None,
+            search_factors: SearchFactors::default(),
             move_time: None,
             rules: Rules::chinese(),
             lag_buffer: 1.0,
@@ -166,6 +173,9 @@ pub struct Engine {
     analysis_mover: Option<Player>,
     /// The last chosen move's summary, when `ogs_chat_to_stderr` asks for them.
     chat: Option<SearchChat>,
+    /// Root win-loss values (White's view) of this game's `genmove` searches, oldest
+    /// first, for the winning search factor.
+    recent_white_win_loss: Vec<f64>,
     quit: bool,
 }
 
@@ -200,6 +210,7 @@ impl Engine {
             analysis_started: None,
             analysis_mover: None,
             chat: None,
+            recent_white_win_loss: Vec::new(),
             quit: false,
         })
     }
@@ -248,6 +259,7 @@ impl Engine {
         self.analysis_started = None;
         self.analysis_mover = None;
         self.chat = None;
+        self.recent_white_win_loss.clear();
         self.quit = false;
         self.config = config;
         Ok(())
@@ -688,6 +700,7 @@ impl Engine {
             GameOptions::default(),
         );
         self.resign.reset();
+        self.recent_white_win_loss.clear();
         Ok(())
     }
 
@@ -696,6 +709,7 @@ impl Engine {
         self.ensure_evaluator(size)?;
         self.game = Game::new(size, self.config.rules);
         self.resign.reset();
+        self.recent_white_win_loss.clear();
         Ok(())
     }
 
@@ -767,16 +781,20 @@ impl Engine {
         let base = match self.config.move_time {
             Some(t) if t.is_finite() && t > 0.0 => Limits {
                 time: Some(std::time::Duration::from_secs_f64(t)),
+                playouts: self.config.playouts,
                 stop_when_decided: true,
                 ..Limits::default()
             },
             _ => Limits {
                 visits: self.config.visits,
+                playouts: self.config.playouts,
                 ..Limits::default()
             },
         };
         let clock = &self.clocks[game.to_move().index()];
-        let mut limits = limits_for_move(clock, game, self.config.lag_buffer, base);
+        let factor = (self.config.search_factors).factor(game, &self.recent_white_win_loss);
+        let limits = limits_for_move(clock, game, self.config.lag_buffer, base);
+        let mut limits = search_factor::scale(limits, factor);
         if limits.is_unbounded() {
             return self.capped(Limits::visits(800));
         }
@@ -822,6 +840,8 @@ impl Engine {
             .search
             .analysis(&SnapshotOptions::default())
             .ok_or("the search produced no analysis")?;
+        self.recent_white_win_loss
+            .push(2.0 * analysis.root.winrate - 1.0);
         let choice = if self.config.resign_below.is_some() && self.resign.observe(&analysis) {
             None
         } else {
@@ -1162,6 +1182,7 @@ impl Engine {
         self.config.rules = *game.rules();
         self.game = game;
         self.resign.reset();
+        self.recent_white_win_loss.clear();
         Ok(())
     }
 }

@@ -156,3 +156,36 @@ fn raw_lines_run_as_typed_commands() {
     assert_eq!(e.config().visits, Some(12));
     assert_eq!(e.game().turns().len(), 1);
 }
+
+#[test]
+fn the_opponents_passes_scale_the_genmove_limits() {
+    let config = EngineConfig {
+        visits: Some(100),
+        playouts: Some(40),
+        search_factors: SearchFactors {
+            after_one_pass: 0.5,
+            after_two_pass: 0.25,
+            ..SearchFactors::default()
+        },
+        params: SearchParams {
+            threads: 1,
+            ..SearchParams::default()
+        },
+        ..EngineConfig::default()
+    };
+    let source = Box::new(|_| Ok(Arc::new(UniformEvaluator) as Arc<dyn Evaluator>));
+    let mut e = Engine::new(source, config).unwrap();
+    run(&mut e, "boardsize 9").unwrap();
+    let limits = e.move_limits();
+    assert_eq!((limits.visits, limits.playouts), (Some(100), Some(40)));
+    run(&mut e, "play B pass").unwrap();
+    let limits = e.move_limits();
+    assert_eq!((limits.visits, limits.playouts), (Some(50), Some(20)));
+    run(&mut e, "play W E5").unwrap();
+    run(&mut e, "play B pass").unwrap();
+    let limits = e.move_limits();
+    assert_eq!((limits.visits, limits.playouts), (Some(25), Some(10)));
+    // A new game forgets the passes.
+    run(&mut e, "clear_board").unwrap();
+    assert_eq!(e.move_limits().visits, Some(100));
+}

@@ -11,6 +11,7 @@ pub mod command;
 pub mod engine;
 pub mod line;
 pub mod models;
+pub mod search_factor;
 pub mod time_control;
 pub mod vertex;
 
