@@ -556,3 +556,58 @@ fn ogs_chat_to_stderr_writes_the_search_summary() {
     let run = tengen(&args, script);
     assert!(!run.stderr.contains("MALKOVICH:"), "{}", run.stderr);
 }
+
+#[test]
+fn search_factors_shorten_genmove_after_the_opponents_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write(
+        dir.path(),
+        "f.cfg",
+        "maxVisits = 40\nnumSearchThreads = 1\nogsChatToStderr = true\n\
+         searchFactorAfterOnePass = 0.5\n",
+    );
+    let visits = |script: &str| {
+        let run = tengen(
+            &[
+                "gtp",
+                "-model",
+                "none",
+                "--engine",
+                "search",
+                "-config",
+                cfg.to_str().unwrap(),
+            ],
+            script,
+        );
+        assert_eq!(run.code, Some(0), "{}", run.stderr);
+        let line = run.stderr.lines().find(|l| l.contains("MALKOVICH:Visits"));
+        let line = line.unwrap_or_else(|| panic!("{}", run.stderr));
+        let after = line.split("MALKOVICH:Visits ").nth(1).unwrap();
+        after.split(' ').next().unwrap().parse::<u64>().unwrap()
+    };
+    assert_eq!(visits("boardsize 9\nplay w E5\ngenmove b\nquit\n"), 40);
+    assert_eq!(visits("boardsize 9\nplay w pass\ngenmove b\nquit\n"), 20);
+    // maxPlayouts bounds the new playouts too, and is scaled likewise. Tengen's search
+    // evaluates a fresh root before its playouts, so the root has one visit more.
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(&cfg, format!("{text}maxPlayouts = 15\n")).unwrap();
+    assert_eq!(visits("boardsize 9\nplay w E5\ngenmove b\nquit\n"), 15 + 1);
+    assert_eq!(visits("boardsize 9\nplay w pass\ngenmove b\nquit\n"), 8 + 1);
+}
+
+#[test]
+fn max_playouts_bounds_a_querys_visits() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write(dir.path(), "p.cfg", "maxVisits = 30\nmaxPlayouts = 12\n");
+    let run = tengen(
+        &[
+            "analysis",
+            "-model",
+            "none",
+            "-config",
+            cfg.to_str().unwrap(),
+        ],
+        &format!("{QUERY}\n"),
+    );
+    assert_eq!(root_visits(&run), 12);
+}
