@@ -3,14 +3,10 @@
 //! different advantages apart, and KaTrain's handicap AI settings change the move chosen
 //! in a handicap game. The network tests are skipped without ../shared.
 
+mod common;
+
 use std::sync::{Arc, Mutex};
 
-use tengen_nn::backend::tract::{TractBackend, TractOptions};
-use tengen_nn::backend::Backend;
-use tengen_nn::eval::{Evaluator as NnEvaluator, EvaluatorConfig};
-use tengen_nn::model::load_model;
-use tengen_nn::onnx::build::{build_graph, BuildOptions};
-use tengen_nn::onnx::load::LoadedModel;
 use tengen_rules::handicap::fixed_handicap;
 use tengen_rules::{BoardSize, Game, Player, Rules};
 use tengen_search::evaluator::{EvalError, NnOutput};
@@ -98,38 +94,7 @@ fn a_new_advantage_forgets_the_tree() {
 }
 
 fn network(n: usize) -> Option<Arc<dyn Evaluator>> {
-    let path = tengen_test_support::shared_path(
-        "playout doubling with the b6c96 network",
-        "models/g170-b6c96.bin.gz",
-    )?;
-    let desc = load_model(&path).expect("model");
-    let opts = BuildOptions {
-        x_len: n,
-        y_len: n,
-        exact: true,
-        name: None,
-        progress: None,
-    };
-    let model = LoadedModel::from_proto(build_graph(&desc, &opts).expect("graph")).expect("load");
-    let backend = TractBackend::new(
-        &model,
-        TractOptions {
-            threads: 1,
-            ..TractOptions::default()
-        },
-    )
-    .expect("backend");
-    let config = EvaluatorConfig {
-        max_batch: 1,
-        ..EvaluatorConfig::default()
-    };
-    let ev = NnEvaluator::new(
-        Arc::new(backend) as Arc<dyn Backend>,
-        model.metadata,
-        config,
-    )
-    .expect("evaluator");
-    Some(Arc::new(ev))
+    common::b6c96("playout doubling with the b6c96 network", n)
 }
 
 /// The move chosen and the network's lead for White at the root, after `visits` visits.

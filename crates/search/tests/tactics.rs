@@ -3,52 +3,15 @@
 //! the only living move is found in standard life-and-death shapes. Also: a fixed seed,
 //! one thread and a fixed symmetry give identical analyses. Skipped without ../shared.
 
-use std::path::PathBuf;
+mod common;
+
 use std::sync::Arc;
 
-use tengen_nn::backend::tract::{TractBackend, TractOptions};
-use tengen_nn::backend::Backend;
-use tengen_nn::eval::{Evaluator as NnEvaluator, EvaluatorConfig};
-use tengen_nn::model::load_model;
-use tengen_nn::onnx::build::{build_graph, BuildOptions};
-use tengen_nn::onnx::load::LoadedModel;
 use tengen_rules::{Board, BoardSize, Game, GameOptions, Move, Player, Rules};
 use tengen_search::{Evaluator, Limits, Search, SearchParams, SnapshotOptions};
 
-fn model_path() -> Option<PathBuf> {
-    tengen_test_support::shared_path("tactics with the b6c96 network", "models/g170-b6c96.bin.gz")
-}
-
 fn network(n: usize) -> Option<Arc<dyn Evaluator>> {
-    let path = model_path()?;
-    let desc = load_model(&path).expect("model");
-    let opts = BuildOptions {
-        x_len: n,
-        y_len: n,
-        exact: true,
-        name: None,
-        progress: None,
-    };
-    let model = LoadedModel::from_proto(build_graph(&desc, &opts).expect("graph")).expect("load");
-    let backend = TractBackend::new(
-        &model,
-        TractOptions {
-            threads: 1,
-            ..TractOptions::default()
-        },
-    )
-    .expect("backend");
-    let config = EvaluatorConfig {
-        max_batch: 1,
-        ..EvaluatorConfig::default()
-    };
-    let ev = NnEvaluator::new(
-        Arc::new(backend) as Arc<dyn Backend>,
-        model.metadata,
-        config,
-    )
-    .expect("evaluator");
-    Some(Arc::new(ev))
+    common::b6c96("tactics with the b6c96 network", n)
 }
 
 fn position(n: usize, rows: &[&str], to_move: Player, komi: f32) -> Game {
