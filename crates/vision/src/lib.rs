@@ -8,6 +8,7 @@ pub mod frame;
 pub mod homography;
 pub mod hough;
 pub mod overlay;
+pub mod render;
 pub mod source;
 
 pub use find::{find_board, FoundBoard, NoBoard};
