@@ -11,7 +11,7 @@ const TONE_STEPS: usize = 4096;
 /// Turns linear RGB radiance (row-major, three floats a pixel) into the frame a camera
 /// would deliver, with its JPEG encoding when `d` asks for one.
 pub fn develop(
-    linear: &[f32],
+    mut img: Vec<f32>,
     width: usize,
     height: usize,
     d: &Degrade,
@@ -22,7 +22,6 @@ pub fn develop(
     let r2max = cx * cx + cy * cy;
     let exposure = d.exposure as f32;
     let vignette = d.vignette as f32;
-    let mut img = vec![0f32; linear.len()];
     for y in 0..height {
         let dy = y as f32 - cy;
         for x in 0..width {
@@ -30,7 +29,7 @@ pub fn develop(
             let gain = exposure * (1.0 - vignette * (dx * dx + dy * dy) / r2max);
             let i = 3 * (y * width + x);
             for k in 0..3 {
-                let v = (linear[i + k] * gain).clamp(0.0, 1.0);
+                let v = (img[i + k] * gain).clamp(0.0, 1.0);
                 img[i + k] = tone[(v * (TONE_STEPS - 1) as f32) as usize];
             }
         }
@@ -157,16 +156,16 @@ mod tests {
     #[test]
     fn mid_grey_develops_to_the_srgb_level_and_noise_is_seeded() {
         let linear = vec![0.214f32; 16 * 8 * 3];
-        let (f, jpeg) = develop(&linear, 16, 8, &plain(), 1);
+        let (f, jpeg) = develop(linear.clone(), 16, 8, &plain(), 1);
         assert!(jpeg.is_none());
         assert!(f.data().iter().all(|&v| (126..=129).contains(&v)));
         let noisy = Degrade {
             noise: 4.0,
             ..plain()
         };
-        let a = develop(&linear, 16, 8, &noisy, 1).0;
-        let b = develop(&linear, 16, 8, &noisy, 1).0;
-        let c = develop(&linear, 16, 8, &noisy, 2).0;
+        let a = develop(linear.clone(), 16, 8, &noisy, 1).0;
+        let b = develop(linear.clone(), 16, 8, &noisy, 1).0;
+        let c = develop(linear.clone(), 16, 8, &noisy, 2).0;
         assert_eq!(a, b);
         assert_ne!(a, c);
     }

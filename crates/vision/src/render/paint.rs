@@ -8,7 +8,7 @@ use super::degrade::develop;
 use super::hands::HandShape;
 use super::light::{Lamp, Material};
 use super::scene::{Scene, StoneLook};
-use super::stones::{contact_shade, material, stone_shadow, Lens as StoneLens};
+use super::stones::{contact_shade, material, segment_distance, stone_shadow, Lens as StoneLens};
 use super::wood::{floor, ink, value_noise, wood};
 use super::{Lens, Rendered};
 use crate::homography::{Homography, Point};
@@ -118,9 +118,10 @@ pub fn paint(scene: &Scene) -> Rendered {
     } else {
         vec![false; width * height]
     };
-    stage.background(&mut linear, &mut mask, width, height);
-    stage.stones(&mut linear, &mask, width, height);
-    let (frame, jpeg) = develop(&linear, width, height, &scene.degrade, scene.noise_seed);
+    let lens = Undistort::new(&pose, &camera);
+    stage.background(&mut linear, &mut mask, &lens);
+    stage.stones(&mut linear, &mask, &lens);
+    let (frame, jpeg) = develop(linear, width, height, &scene.degrade, scene.noise_seed);
 
     let grid = pose.plane(0.0).then_after(&Homography([
         1.0, 0.0, 0.0, 0.0, aspect, 0.0, 0.0, 0.0, 1.0,
@@ -146,28 +147,184 @@ pub fn paint(scene: &Scene) -> Rendered {
     }
 }
 
+/// Side of the square tiles whose plain table is interpolated.
+const TILE: usize = 8;
+
+/// The convex hull of points, counter-clockwise in image coordinates (monotone chain).
+fn convex_hull(mut pts: Vec<Point>) -> Vec<Point> {
+    pts.sort_by(|a, b| a[0].total_cmp(&b[0]).then(a[1].total_cmp(&b[1])));
+    let turn = |o: Point, a: Point, b: Point| {
+        (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+    };
+    let mut hull: Vec<Point> = Vec::with_capacity(2 * pts.len());
+    for pass in 0..2 {
+        let start = hull.len();
+        let order: Vec<Point> = if pass == 0 {
+            pts.clone()
+        } else {
+            pts.iter().rev().copied().collect()
+        };
+        for p in order {
+            while hull.len() >= start + 2
+                && turn(hull[hull.len() - 2], hull[hull.len() - 1], p) <= 0.0
+            {
+                hull.pop();
+            }
+            hull.push(p);
+        }
+        hull.pop();
+    }
+    hull
+}
+
+/// Whether `p` lies outside the convex polygon `hull` by more than `margin`.
+fn outside_by(hull: &[Point], p: Point, margin: f64) -> bool {
+    if hull.len() < 3 {
+        return false;
+    }
+    let mut inside = true;
+    let mut nearest = f64::INFINITY;
+    for k in 0..hull.len() {
+        let (a, b) = (hull[k], hull[(k + 1) % hull.len()]);
+        let cross = (b[0] - a[0]) * (p[1] - a[1]) - (b[1] - a[1]) * (p[0] - a[0]);
+        if cross < 0.0 {
+            inside = false;
+        }
+        nearest = nearest.min(segment_distance(p, a, b));
+    }
+    !inside && nearest > margin
+}
+
+/// Undoes the lens for every pixel: the radial factor looked up by squared radius, which is
+/// far cheaper than iterating per pixel.
+struct Undistort {
+    width: usize,
+    height: usize,
+    cx: f64,
+    cy: f64,
+    /// Squared radius (pixels²) per table step.
+    step: f64,
+    /// Ideal radius over drawn radius, by drawn squared radius.
+    factor: Vec<f64>,
+}
+
+impl Undistort {
+    const STEPS: usize = 2048;
+
+    fn new(pose: &Pose, camera: &super::Camera) -> Undistort {
+        let (cx, cy) = (camera.width as f64 / 2.0, camera.height as f64 / 2.0);
+        let max = (cx * cx + cy * cy) * 1.01 + 1.0;
+        let step = max / (Self::STEPS - 1) as f64;
+        let factor = (0..Self::STEPS)
+            .map(|k| {
+                let r = (k as f64 * step).sqrt();
+                if r < 1e-9 {
+                    return 1.0;
+                }
+                let q = pose.undistort([cx + r, cy]);
+                (q[0] - cx) / r
+            })
+            .collect();
+        Undistort {
+            width: camera.width,
+            height: camera.height,
+            cx,
+            cy,
+            step,
+            factor,
+        }
+    }
+
+    /// The ideal position of pixel (x, y).
+    fn ideal(&self, x: usize, y: usize) -> Point {
+        self.ideal_at(x as f64, y as f64)
+    }
+
+    /// The ideal position of a drawn position.
+    fn ideal_at(&self, x: f64, y: f64) -> Point {
+        let (dx, dy) = (x - self.cx, y - self.cy);
+        let t = (dx * dx + dy * dy) / self.step;
+        let k = (t as usize).min(Self::STEPS - 2);
+        let f = t - k as f64;
+        let s = self.factor[k] * (1.0 - f) + self.factor[k + 1] * f;
+        [self.cx + dx * s, self.cy + dy * s]
+    }
+}
+
 impl Stage<'_> {
-    /// Board, board sides, table and hands: one value per pixel.
-    fn background(&self, out: &mut [f32], mask: &mut [bool], width: usize, height: usize) {
+    /// Board, board sides, table and hands: one value per pixel. Tiles of plain table,
+    /// well clear of the board, are shaded at their corners and interpolated.
+    fn background(&self, out: &mut [f32], mask: &mut [bool], lens: &Undistort) {
         let Some(to_board) = self.pose.plane(0.0).inverse() else {
             return;
         };
-        for y in 0..height {
-            for x in 0..width {
-                let ideal = self.pose.undistort([x as f64, y as f64]);
-                let i = y * width + x;
-                let colour = match self.hand_at(ideal) {
-                    Some(c) => {
-                        mask[i] = true;
-                        c
+        let (width, height) = (lens.width, lens.height);
+        let hull = self.board_hull();
+        let mut put = |x: usize, y: usize, colour: [f64; 3], hand: bool| {
+            let i = y * width + x;
+            if hand {
+                mask[i] = true;
+            }
+            for k in 0..3 {
+                out[3 * i + k] = colour[k] as f32;
+            }
+        };
+        for ty in (0..height).step_by(TILE) {
+            for tx in (0..width).step_by(TILE) {
+                let (x1, y1) = ((tx + TILE).min(width), (ty + TILE).min(height));
+                let centre = lens.ideal_at((tx + x1) as f64 / 2.0, (ty + y1) as f64 / 2.0);
+                let plain = hull
+                    .as_ref()
+                    .is_some_and(|h| outside_by(h, centre, TILE as f64 * 1.5));
+                if plain {
+                    let at = |x: usize, y: usize| self.around(self.pose.ray(lens.ideal(x, y)));
+                    let c = [at(tx, ty), at(x1, ty), at(tx, y1), at(x1, y1)];
+                    let (dx, dy) = ((x1 - tx) as f64, (y1 - ty) as f64);
+                    for y in ty..y1 {
+                        let v = (y - ty) as f64 / dy;
+                        for x in tx..x1 {
+                            let ideal = lens.ideal(x, y);
+                            if let Some(hand) = self.hand_at(ideal) {
+                                put(x, y, hand, true);
+                                continue;
+                            }
+                            let u = (x - tx) as f64 / dx;
+                            let mut colour = [0.0; 3];
+                            for k in 0..3 {
+                                let top = c[0][k] + (c[1][k] - c[0][k]) * u;
+                                let bottom = c[2][k] + (c[3][k] - c[2][k]) * u;
+                                colour[k] = top + (bottom - top) * v;
+                            }
+                            put(x, y, colour, false);
+                        }
                     }
-                    None => self.surface(&to_board, ideal),
-                };
-                for k in 0..3 {
-                    out[3 * i + k] = colour[k] as f32;
+                    continue;
+                }
+                for y in ty..y1 {
+                    for x in tx..x1 {
+                        let ideal = lens.ideal(x, y);
+                        match self.hand_at(ideal) {
+                            Some(c) => put(x, y, c, true),
+                            None => put(x, y, self.surface(&to_board, ideal), false),
+                        }
+                    }
                 }
             }
         }
+    }
+
+    /// The convex outline, in ideal image positions, of the board as a solid (top and
+    /// sides); `None` when part of it is behind the camera.
+    fn board_hull(&self) -> Option<Vec<Point>> {
+        let [x0, x1, y0, y1] = self.rect;
+        let depth = self.scene.board.thickness.max(0.0);
+        let mut pts = Vec::with_capacity(8);
+        for z in [0.0, -depth] {
+            for (x, y) in [(x0, y0), (x1, y0), (x1, y1), (x0, y1)] {
+                pts.push(self.pose.project_ideal([x, y, z])?);
+            }
+        }
+        Some(convex_hull(pts))
     }
 
     /// The nearest hand drawn at an ideal image position, shaded.
@@ -350,8 +507,9 @@ impl Stage<'_> {
     }
 
     /// Every stone, ray cast over its bounding box; hands stay in front.
-    fn stones(&self, out: &mut [f32], mask: &[bool], width: usize, height: usize) {
-        let mut depth = vec![f64::INFINITY; width * height];
+    fn stones(&self, out: &mut [f32], mask: &[bool], lens: &Undistort) {
+        let (width, height) = (lens.width, lens.height);
+        let mut depth = vec![f32::INFINITY; width * height];
         let shape = &self.scene.stone;
         let (r, t) = (shape.radius, shape.thickness);
         for s in &self.stones {
@@ -388,14 +546,14 @@ impl Stage<'_> {
                     if mask.get(i).copied().unwrap_or(false) {
                         continue;
                     }
-                    let dir = self.pose.ray(self.pose.undistort([x as f64, y as f64]));
+                    let dir = self.pose.ray(lens.ideal(x, y));
                     let Some((dist, n)) = s.lens.hit(self.pose.eye, dir) else {
                         continue;
                     };
-                    if dist >= depth[i] {
+                    if dist as f32 >= depth[i] {
                         continue;
                     }
-                    depth[i] = dist;
+                    depth[i] = dist as f32;
                     let p = add(self.pose.eye, scale(dir, dist));
                     let l = self.lamp.direction(p);
                     let visible = self.hand_shadow(p, l);
@@ -439,5 +597,26 @@ impl Stage<'_> {
                 std::iter::once(centre).chain(around).any(|px| mask[px])
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hull_keeps_the_outline_and_tells_near_from_far() {
+        let hull = convex_hull(vec![
+            [0.0, 0.0],
+            [10.0, 0.0],
+            [5.0, 5.0],
+            [10.0, 10.0],
+            [0.0, 10.0],
+        ]);
+        assert_eq!(hull.len(), 4);
+        assert!(!outside_by(&hull, [5.0, 5.0], 1.0));
+        assert!(!outside_by(&hull, [11.0, 5.0], 2.0));
+        assert!(outside_by(&hull, [13.0, 5.0], 2.0));
+        assert!(outside_by(&hull, [-5.0, -5.0], 2.0));
     }
 }
