@@ -3,9 +3,10 @@
 //! Each frame is `NNNN.jpg` (the renderer's own JPEG bytes) or `NNNN.png` when the scene is
 //! lossless (`--png` writes a PNG as well), with `NNNN.json` beside it: the stones, the corners, the grid homography and the occluded points.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use tengen_rules::{BoardSize, Player};
+use tengen_vision::render::video::{Video, VideoOptions};
 use tengen_vision::render::{render, Scene, Variation};
 
 fn main() {
@@ -21,6 +22,7 @@ fn run() -> Result<(), String> {
     let mut count = 10usize;
     let mut hands = 0.0;
     let mut png = false;
+    let mut sgf: Option<PathBuf> = None;
     let mut out: Option<PathBuf> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -47,13 +49,17 @@ fn run() -> Result<(), String> {
                     .map_err(|e| format!("--hands: {e}"))?
             }
             "--png" => png = true,
+            "--sgf" => sgf = Some(PathBuf::from(value("--sgf")?)),
             _ if a.starts_with("--") => return Err(format!("unknown option {a}")),
             _ => out = Some(PathBuf::from(a)),
         }
     }
     let out =
-        out.ok_or("usage: render [--size N] [--seed S] [--count C] [--hands P] [--png] OUTDIR")?;
+        out.ok_or("usage: render [--size N] [--seed S] [--count C] [--hands P] [--png] [--sgf GAME.sgf] OUTDIR")?;
     std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+    if let Some(path) = sgf {
+        return video(&path, seed, count, png, &out);
+    }
     let board = BoardSize::square(size).map_err(|e| e.to_string())?;
     let variation = Variation {
         hand_probability: hands,
@@ -78,25 +84,12 @@ fn run() -> Result<(), String> {
             std::fs::write(out.join(format!("{k:04}.png")), bytes).map_err(|e| e.to_string())?;
         }
         std::fs::write(out.join(&name), bytes).map_err(|e| e.to_string())?;
-        let rows: Vec<String> = scene
-            .stones
-            .chunks(size)
-            .map(|row| {
-                row.iter()
-                    .map(|s| match s {
-                        Some(Player::Black) => 'X',
-                        Some(Player::White) => 'O',
-                        None => '.',
-                    })
-                    .collect()
-            })
-            .collect();
         let occluded: Vec<usize> = (0..r.occluded.len()).filter(|&i| r.occluded[i]).collect();
         let label = serde_json::json!({
             "image": name,
             "size": size,
             "seed": frame_seed,
-            "stones": rows,
+            "stones": rows(&scene.stones, size),
             "corners": r.corners,
             "grid": r.grid.0,
             "occluded": occluded,
@@ -108,6 +101,69 @@ fn run() -> Result<(), String> {
         println!("{name}: {ms:.0} ms");
     }
     Ok(())
+}
+
+/// Writes the first `count` frames of a game video (0 for all) with their labels.
+fn video(path: &Path, seed: u64, count: usize, png: bool, out: &Path) -> Result<(), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let video =
+        Video::from_sgf(&text, seed, &VideoOptions::default()).map_err(|e| e.to_string())?;
+    let size = video.scene().size.width();
+    let total = if count == 0 {
+        video.len()
+    } else {
+        count.min(video.len())
+    };
+    for f in video.take(total) {
+        let k = f.index;
+        let r = &f.rendered;
+        let name = format!("{k:04}.jpg");
+        if let Some(bytes) = &r.jpeg {
+            std::fs::write(out.join(&name), bytes).map_err(|e| e.to_string())?;
+        }
+        if png || r.jpeg.is_none() {
+            let bytes = r.frame.to_png().map_err(|e| e.to_string())?;
+            std::fs::write(out.join(format!("{k:04}.png")), bytes).map_err(|e| e.to_string())?;
+        }
+        let occluded: Vec<usize> = (0..r.occluded.len()).filter(|&i| r.occluded[i]).collect();
+        let label = serde_json::json!({
+            "image": name,
+            "size": size,
+            "stones": rows(&f.stones, size),
+            "moves_done": f.moves_done,
+            "hand": f.hand,
+            "knocked": f.knocked.map(|k| [k.from, k.to]),
+            "corners": r.corners,
+            "grid": r.grid.0,
+            "occluded": occluded,
+        });
+        let text = serde_json::to_string_pretty(&label).map_err(|e| e.to_string())?;
+        std::fs::write(out.join(format!("{k:04}.json")), text).map_err(|e| e.to_string())?;
+    }
+    println!("{total} frames of {}", video_len(&text, seed)?);
+    Ok(())
+}
+
+fn video_len(text: &str, seed: u64) -> Result<usize, String> {
+    Video::from_sgf(text, seed, &VideoOptions::default())
+        .map(|v| v.len())
+        .map_err(|e| e.to_string())
+}
+
+/// Board rows as text, `X` Black, `O` White, `.` empty.
+fn rows(stones: &[Option<Player>], size: usize) -> Vec<String> {
+    stones
+        .chunks(size.max(1))
+        .map(|row| {
+            row.iter()
+                .map(|s| match s {
+                    Some(Player::Black) => 'X',
+                    Some(Player::White) => 'O',
+                    None => '.',
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// A plausible mix: about 40% of points with stones, Black and White alike.

@@ -168,3 +168,113 @@ fn hard_poses_are_reported() {
         }
     }
 }
+
+mod video {
+    use tengen_rules::Player;
+    use tengen_vision::render::video::{Knock, Video, VideoOptions};
+    use tengen_vision::render::Variation;
+
+    /// Black takes White's corner stone on move 3.
+    const CAPTURE: &str = "(;GM[1]SZ[9];B[ba];W[aa];B[ab];W[ee];B[cc];W[gg])";
+
+    fn small() -> VideoOptions {
+        VideoOptions {
+            variation: Variation {
+                width: 400,
+                height: 300,
+                jpeg_quality: None,
+                ..Variation::default()
+            },
+            tail_frames: 3,
+            ..VideoOptions::default()
+        }
+    }
+
+    /// A longer 19x19 game: stones spread over the board, no captures.
+    fn long_game(moves: usize) -> String {
+        let mut sgf = String::from("(;GM[1]SZ[19]");
+        let mut used = std::collections::HashSet::new();
+        let mut k = 0usize;
+        while used.len() < moves {
+            k += 1;
+            let p = (k * 47) % 361;
+            let (x, y) = (p % 19, p / 19);
+            // Every other line only: no stone ever loses its last liberty.
+            if x % 2 == 1 || y % 2 == 1 || !used.insert(p) {
+                continue;
+            }
+            let colour = if used.len() % 2 == 1 { 'B' } else { 'W' };
+            let c = |v: usize| (b'a' + v as u8) as char;
+            sgf.push_str(&format!(";{colour}[{}{}]", c(x), c(y)));
+        }
+        sgf.push(')');
+        sgf
+    }
+
+    #[test]
+    fn a_game_video_changes_stones_only_under_a_hand_and_ends_on_the_final_position() {
+        let video = Video::from_sgf(CAPTURE, 7, &small()).unwrap();
+        assert_eq!(video.moves().len(), 6);
+        let frames: Vec<_> = video.collect();
+        let mut previous: Option<&tengen_vision::render::video::VideoFrame> = None;
+        let mut placed = 0;
+        for f in &frames {
+            if let Some(p) = previous {
+                if p.stones != f.stones {
+                    assert!(f.hand, "frame {}: stones changed with no hand", f.index);
+                }
+                // A stone appears where the hand's fingers are.
+                for i in 0..81 {
+                    if p.stones[i].is_none() && f.stones[i].is_some() {
+                        placed += 1;
+                        assert!(f.rendered.occluded[i], "frame {} point {i}", f.index);
+                    }
+                }
+                assert!(f.moves_done >= p.moves_done);
+            }
+            previous = Some(f);
+        }
+        assert_eq!(placed, 6);
+        let last = frames.last().unwrap();
+        assert_eq!(last.moves_done, 6);
+        assert!(!last.hand);
+        // The capture: White's corner stone at a1 (index 0) is gone.
+        assert_eq!(last.stones[0], None);
+        assert_eq!(last.stones[1], Some(Player::Black));
+        assert_eq!(last.stones.iter().filter(|s| s.is_some()).count(), 5);
+    }
+
+    #[test]
+    fn hands_are_over_the_board_in_about_the_asked_share_of_frames() {
+        let video = Video::from_sgf(&long_game(40), 3, &small()).unwrap();
+        let n = video.len();
+        // Counting the plan needs no rendering: every frame says whether a hand is in it.
+        let with_hand = (0..n).filter(|&k| video.frame_has_hand(k).unwrap()).count();
+        let share = with_hand as f64 / n as f64;
+        assert!((0.22..0.4).contains(&share), "{with_hand}/{n}");
+    }
+
+    #[test]
+    fn a_knocked_stone_sits_on_its_neighbour_then_is_put_back() {
+        let options = VideoOptions {
+            knock: Some(Knock {
+                after_move: 4,
+                frames: 5,
+            }),
+            ..small()
+        };
+        let video = Video::from_sgf(CAPTURE, 9, &options).unwrap();
+        let frames: Vec<_> = video.collect();
+        let knocked: Vec<_> = frames.iter().filter(|f| f.knocked.is_some()).collect();
+        assert!(knocked.len() >= 5);
+        let k = knocked[0].knocked.unwrap();
+        let before = frames[knocked[0].index - 1].stones.clone();
+        for f in &knocked {
+            assert_eq!(f.stones[k.from], None);
+            assert_eq!(f.stones[k.to], before[k.from]);
+            assert_eq!(f.moves_done, 4);
+        }
+        let after = &frames[knocked.last().unwrap().index + 1];
+        assert_eq!(after.stones, before);
+    }
+}

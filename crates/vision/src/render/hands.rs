@@ -88,7 +88,7 @@ impl HandShape {
             cap(5.5, -0.4, 9.5, -0.4, 1.35, false),  // forearm
             cap(9.5, -0.4, 80.0, -0.4, 2.0, true),   // sleeve, reaching out of the picture
         ];
-        let bound = cap(0.0, 0.0, 80.0, 0.0, 3.2, false);
+        let bound = cap(-0.2, 0.0, 80.0, 0.0, 3.2, false);
         HandShape {
             parts,
             bound,

@@ -15,6 +15,7 @@ mod paint;
 mod random;
 pub mod scene;
 pub mod stones;
+pub mod video;
 pub mod wood;
 
 pub use camera::Camera;

@@ -198,19 +198,23 @@ fn random_camera(rng: &mut Rng, size: BoardSize, board: &BoardLook, v: &Variatio
         }
         Some((lo, hi))
     };
-    for _ in 0..8 {
-        let Some((lo, hi)) = extent(&cam) else {
-            cam.distance *= 1.5;
-            continue;
-        };
-        let share = ((hi[0] - lo[0]) / w as f64).max((hi[1] - lo[1]) / h as f64);
-        cam.distance *= share / fill;
-    }
+    // Distance for the wanted fill, with the camera aimed at `aim`.
+    let fit = |cam: &mut Camera| {
+        for _ in 0..8 {
+            let Some((lo, hi)) = extent(cam) else {
+                cam.distance *= 1.5;
+                continue;
+            };
+            let share = ((hi[0] - lo[0]) / w as f64).max((hi[1] - lo[1]) / h as f64);
+            cam.distance *= share / fill;
+        }
+    };
+    fit(&mut cam);
     // Aim off-centre by a random share of the slack, halving until the board fits.
-    let cell = h as f64 * fill / rows.max(cols);
+    let cell = h.min(w) as f64 * fill / rows.max(cols);
     let slack = [
-        (w as f64 * (1.0 - fill * h.min(w) as f64 / w as f64)) / (2.0 * cell),
-        (h as f64 * (1.0 - fill * h.min(w) as f64 / h as f64)) / (2.0 * cell),
+        (w as f64 - fill * h.min(w) as f64) / (2.0 * cell),
+        (h as f64 - fill * h.min(w) as f64) / (2.0 * cell),
     ];
     let wanted = [
         between(rng, -1.0, 1.0) * slack[0].max(0.0),
@@ -219,6 +223,7 @@ fn random_camera(rng: &mut Rng, size: BoardSize, board: &BoardLook, v: &Variatio
     for k in 0..6 {
         let f = 0.5f64.powi(k);
         cam.aim = [wanted[0] * f, wanted[1] * f];
+        fit(&mut cam);
         if let Some((lo, hi)) = extent(&cam) {
             if lo[0] >= 2.0 && lo[1] >= 2.0 && hi[0] <= w as f64 - 2.0 && hi[1] <= h as f64 - 2.0 {
                 return cam;
@@ -226,6 +231,7 @@ fn random_camera(rng: &mut Rng, size: BoardSize, board: &BoardLook, v: &Variatio
         }
     }
     cam.aim = [0.0, 0.0];
+    fit(&mut cam);
     cam
 }
 

@@ -171,7 +171,7 @@ impl Default for Variation {
             height: 720,
             max_tilt_degrees: 45.0,
             max_rotation_degrees: 20.0,
-            fill: [0.6, 0.95],
+            fill: [0.7, 0.95],
             max_distortion: 0.12,
             glare_share: 0.2,
             cast_strength: 0.35,
