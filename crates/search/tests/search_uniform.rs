@@ -61,6 +61,16 @@ fn playout_and_time_limits_stop_the_search() {
         })
         .unwrap();
     assert_eq!(stats.playouts, 120);
+    // As KataGo: on a fresh tree the root's evaluation is one of the N playouts...
+    assert_eq!(stats.root_visits, 120);
+    // ...and on a reused tree, N playouts add N visits to the root.
+    let stats = s
+        .run(Limits {
+            playouts: Some(50),
+            ..Limits::default()
+        })
+        .unwrap();
+    assert_eq!((stats.playouts, stats.root_visits), (50, 170));
 
     let t = Instant::now();
     s.run(Limits {
