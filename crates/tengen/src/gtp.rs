@@ -283,8 +283,8 @@ pub fn run(a: GtpArgs) -> Result<()> {
 }
 
 /// The GTP engine's settings: the spec's, with what only the KataGo config and command
-/// line say (identity, lag buffer, resignation turns, search chat, search parameters)
-/// over them.
+/// line say (identity, lag buffer, resignation turns, search chat, reporting, search
+/// parameters) over them.
 fn gtp_config(
     spec: &EngineSpec,
     s: &Settings,
@@ -308,6 +308,8 @@ fn gtp_config(
     if let Some(chat) = s.ogs_chat {
         config.ogs_chat_to_stderr = chat;
     }
+    config.report_as = s.report_as.unwrap_or(config.report_as);
+    config.analysis_pv_len = s.pv_len.unwrap_or(config.analysis_pv_len);
     config.playouts = s.max_playouts.or(config.playouts);
     config.search_factors = s.search_factors;
     for setting in &s.search {

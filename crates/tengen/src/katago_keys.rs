@@ -152,8 +152,8 @@ static KEYS: &[Key] = keys![
     "defaultBoardSize" Gtp => Meaning::Unused("a game starts at 19x19 until boardsize"),
     "ignoreGTPAndForceKomi" Gtp => Meaning::Unused("Tengen takes komi from the controller"),
     // What analysis reports.
-    "reportAnalysisWinratesAs" Analysis => set!(|s, v| s.report_as = Some(v.parse::<Perspective>()?)),
-    "analysisPVLen" Analysis => set!(|s, v| s.pv_len = Some(count(v, 1, 1000)?)),
+    "reportAnalysisWinratesAs" Both => set!(|s, v| s.report_as = Some(v.parse::<Perspective>()?)),
+    "analysisPVLen" Both => set!(|s, v| s.pv_len = Some(count(v, 1, 1000)?)),
     // Identity (Tengen's own keys).
     "gtpName" Gtp => set!(|s, v| s.name = Some(word(v)?)),
     "gtpVersion" Gtp => set!(|s, v| s.version = Some(word(v)?)),
@@ -272,9 +272,9 @@ pub struct Settings {
     pub rules: Option<Rules>,
     /// Seconds kept in hand for network and controller delays.
     pub lag_buffer: Option<f64>,
-    /// Whose view analysis reports values from.
+    /// Whose view analysis reports values from (JSON responses, GTP analysis lines).
     pub report_as: Option<Perspective>,
-    /// PV length of analysis.
+    /// Moves of a reported variation after its first.
     pub pv_len: Option<usize>,
     /// Whether to write a search summary to standard error after each chosen move.
     pub ogs_chat: Option<bool>,

@@ -587,12 +587,12 @@ fn search_factors_shorten_genmove_after_the_opponents_pass() {
     };
     assert_eq!(visits("boardsize 9\nplay w E5\ngenmove b\nquit\n"), 40);
     assert_eq!(visits("boardsize 9\nplay w pass\ngenmove b\nquit\n"), 20);
-    // maxPlayouts bounds the new playouts too, and is scaled likewise. Tengen's search
-    // evaluates a fresh root before its playouts, so the root has one visit more.
+    // maxPlayouts bounds the new playouts too, and is scaled likewise. On a fresh tree the
+    // root's evaluation is the first playout, as in KataGo: N playouts, N root visits.
     let text = std::fs::read_to_string(&cfg).unwrap();
     std::fs::write(&cfg, format!("{text}maxPlayouts = 15\n")).unwrap();
-    assert_eq!(visits("boardsize 9\nplay w E5\ngenmove b\nquit\n"), 15 + 1);
-    assert_eq!(visits("boardsize 9\nplay w pass\ngenmove b\nquit\n"), 8 + 1);
+    assert_eq!(visits("boardsize 9\nplay w E5\ngenmove b\nquit\n"), 15);
+    assert_eq!(visits("boardsize 9\nplay w pass\ngenmove b\nquit\n"), 8);
 }
 
 #[test]

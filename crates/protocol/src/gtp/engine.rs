@@ -29,6 +29,7 @@ use super::search_factor::{self, SearchFactors};
 use super::vertex::Vertex;
 use super::{parse_line, time_control, Command, Line, Reply};
 use crate::params::{self, Setting};
+use crate::perspective::Perspective;
 
 /// How the engine plays.
 #[derive(Clone, Debug)]
@@ -74,6 +75,11 @@ pub struct EngineConfig {
     /// KataGo's `ogsChatToStderr`: after each move a search chooses, keep a
     /// [`SearchChat`] summary for [`Engine::take_chat`] (the binary writes it to stderr).
     pub ogs_chat_to_stderr: bool,
+    /// Whose view analysis lines and the search chat report values from (KataGo's
+    /// `reportAnalysisWinratesAs`).
+    pub report_as: Perspective,
+    /// Moves of a reported variation after its first (KataGo's `analysisPVLen`).
+    pub analysis_pv_len: usize,
 }
 
 impl Default for EngineConfig {
@@ -98,6 +104,9 @@ impl Default for EngineConfig {
             sgf_access: SgfAccess::Any,
             models: Vec::new(),
             ogs_chat_to_stderr: false,
+            report_as: Perspective::SideToMove,
+            // Tengen's GTP has always shown 15 moves (KataGo's default shows 14).
+            analysis_pv_len: 14,
         }
     }
 }
@@ -582,9 +591,9 @@ impl Engine {
         let opts = SnapshotOptions {
             ownership: a.ownership,
             moves_ownership: a.moves_ownership,
-            ..SnapshotOptions::default()
+            pv_len: self.config.analysis_pv_len + 1,
         };
-        format_line(&self.search.analysis(&opts)?, a)
+        format_line(&self.search.analysis(&opts)?, a, self.config.report_as)
     }
 
     /// A snapshot of the running analysis (root values, candidates, optional ownership).
@@ -837,9 +846,13 @@ impl Engine {
     /// when asked for (KataGo writes it, resigning or not, for the search's move).
     fn choose(&mut self, pla: Player, started: std::time::Instant) -> Result<Option<Move>> {
         self.clocks[pla.index()].charge(started.elapsed().as_secs_f64());
+        let opts = SnapshotOptions {
+            pv_len: self.config.analysis_pv_len + 1,
+            ..SnapshotOptions::default()
+        };
         let analysis = self
             .search
-            .analysis(&SnapshotOptions::default())
+            .analysis(&opts)
             .ok_or("the search produced no analysis")?;
         self.recent_white_win_loss
             .push(2.0 * analysis.root.winrate - 1.0);
@@ -855,7 +868,8 @@ impl Engine {
         };
         if self.config.ogs_chat_to_stderr {
             if let Some(mv) = choice.or_else(|| analysis.best_move()) {
-                self.chat = Some(SearchChat::new(&analysis, &self.config.params, pla, mv));
+                let (params, view) = (&self.config.params, self.config.report_as);
+                self.chat = Some(SearchChat::new(&analysis, params, pla, mv, view));
             }
         }
         Ok(choice)
