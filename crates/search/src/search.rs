@@ -484,6 +484,12 @@ fn reuse(inner: &mut Inner, game: &Game, extra: &[(Player, Move)]) -> bool {
             None => return false,
         }
     }
+    // A tree searched for the other player to move (a `set_player_to_move`, GTP's
+    // `genmove` out of turn) answers another question.
+    let end = &inner.tree.nodes[n as usize];
+    if end.state == State::Expanded && end.next_player != game.to_move() {
+        return false;
+    }
     if n == 0 {
         return true;
     }

@@ -151,6 +151,19 @@ fn tree_is_reused_when_the_game_continues_and_dropped_otherwise() {
     // A different game (undo) cannot reuse anything.
     s.set_position(&g);
     assert_eq!(s.stats().root_visits, 0);
+
+    // Nor can the same board with the other player to move.
+    s.run(Limits::visits(100)).unwrap();
+    s.set_position(&g);
+    assert_eq!(
+        s.stats().root_visits,
+        100,
+        "the same position keeps its tree"
+    );
+    let mut other = g.clone();
+    other.set_player_to_move(g.to_move().opp());
+    s.set_position(&other);
+    assert_eq!(s.stats().root_visits, 0);
 }
 
 #[test]

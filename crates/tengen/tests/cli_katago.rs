@@ -611,3 +611,77 @@ fn max_playouts_bounds_a_querys_visits() {
     );
     assert_eq!(root_visits(&run), 12);
 }
+
+/// The last report line of each streaming answer in a GTP run's output.
+fn last_reports(stdout: &str) -> Vec<String> {
+    stdout
+        .split("\n\n")
+        .filter_map(|block| block.lines().filter(|l| l.starts_with("info ")).last())
+        .map(str::to_string)
+        .collect()
+}
+
+/// The number after ` KEY ` in a report line's part `part`.
+fn field(part: &str, key: &str) -> f64 {
+    let after = part
+        .split(&format!(" {key} "))
+        .nth(1)
+        .unwrap_or_else(|| panic!("no {key} in {part}"));
+    after.split(' ').next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn gtp_analysis_reports_values_and_variations_as_configured() {
+    let dir = tempfile::tempdir().unwrap();
+    // With a komi of 50, White is far ahead whoever is to move.
+    let script = "boardsize 9\nkomi 50\nplay b E5\n\
+                  kata-search_analyze w interval 5 rootInfo true\nplay w C3\n\
+                  kata-search_analyze b interval 5 rootInfo true\n\
+                  lz-genmove_analyze b 5\nquit\n";
+    // The reported root lead with Black and with White to move, the lz winrate of a move
+    // of Black's, and the longest variation shown.
+    let run_with = |keys: &str| {
+        let cfg = write(dir.path(), "r.cfg", &format!("maxVisits = 60\n{keys}"));
+        // The bundled network, which knows what a komi of 50 means.
+        let run = tengen(&["gtp", "-config", cfg.to_str().unwrap()], script);
+        assert_eq!(run.code, Some(0), "{}", run.stderr);
+        let reports = last_reports(&run.stdout);
+        assert_eq!(reports.len(), 3, "{}", run.stdout);
+        let root = |r: &str| field(r.split(" rootInfo").nth(1).unwrap(), "scoreLead");
+        let lz_winrate = field(&reports[2], "winrate");
+        let longest_pv = run
+            .stdout
+            .lines()
+            .flat_map(|l| l.split("info move").skip(1))
+            .map(|info| {
+                let pv = info.split(" pv ").nth(1).unwrap().split(' ');
+                // The variation's vertices, up to the next field's name (`rootInfo`, ...).
+                let vertex = |w: &&str| w.get(1..).is_some_and(|n| n.parse::<u8>().is_ok());
+                pv.take_while(|w| vertex(w) || *w == "pass").count()
+            })
+            .max()
+            .unwrap();
+        (root(&reports[1]), root(&reports[0]), lz_winrate, longest_pv)
+    };
+    let (b_to_move, w_to_move, lz, longest) = run_with("");
+    assert!(
+        b_to_move < -10.0 && w_to_move > 10.0,
+        "{b_to_move} {w_to_move}"
+    );
+    assert!(lz < 5000.0, "{lz}");
+    assert!(longest > 2, "{longest}");
+    let (b_to_move, w_to_move, lz, _) = run_with("reportAnalysisWinratesAs = BLACK\n");
+    assert!(
+        b_to_move < -10.0 && w_to_move < -10.0,
+        "{b_to_move} {w_to_move}"
+    );
+    assert!(lz < 5000.0, "{lz}");
+    let (b_to_move, w_to_move, lz, _) = run_with("reportAnalysisWinratesAs = WHITE\n");
+    assert!(
+        b_to_move > 10.0 && w_to_move > 10.0,
+        "{b_to_move} {w_to_move}"
+    );
+    assert!(lz > 5000.0, "{lz}");
+    let (_, _, _, longest) = run_with("analysisPVLen = 1\n");
+    assert_eq!(longest, 2);
+}

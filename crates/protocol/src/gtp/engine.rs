@@ -810,7 +810,10 @@ impl Engine {
         // One visit evaluates only the root and leaves no move to choose; the second goes to
         // the move the policy likes best, which is what a one-visit engine should play.
         // Likewise a first playout on a fresh tree (KataGo's `maxPlayouts` counts it).
-        for n in [&mut limits.visits, &mut limits.playouts].into_iter().flatten() {
+        for n in [&mut limits.visits, &mut limits.playouts]
+            .into_iter()
+            .flatten()
+        {
             *n = (*n).max(2);
         }
         self.capped(limits)
