@@ -6,12 +6,13 @@
 //! A bad value is an error naming the key and where it was given.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use tengen_protocol::analysis::Perspective;
 use tengen_protocol::gtp::search_factor::SearchFactors;
 use tengen_protocol::params::{self, Setting};
 use tengen_rules::{HandicapBonus, Rules, ScoringRule, TaxRule};
-use tengen_search::SearchParams;
+use tengen_search::{Limits, SearchParams};
 
 use crate::katago_config::{Entry, KataConfig, Origin};
 
@@ -106,7 +107,6 @@ macro_rules! search_real {
     };
 }
 
-const NO_PONDER: &str = "Tengen does not ponder";
 const NO_SEARCH_OPTION: &str = "a KataGo search option Tengen does not have";
 const NO_DATA_FILES: &str = "Tengen keeps no data files there";
 
@@ -117,10 +117,11 @@ static KEYS: &[Key] = keys![
     "maxVisits" Both => set!(|s, v| s.max_visits = Some(count(v, 1, 1 << 50)?)),
     "maxTime" Both => set!(|s, v| s.max_time = Some(real(v, 1e-3, 1e9)?)),
     "maxPlayouts" Both => set!(|s, v| s.max_playouts = Some(count(v, 1, 1 << 50)?)),
-    "ponderingEnabled" Gtp => Meaning::Unused(NO_PONDER),
-    "maxVisitsPondering" Gtp => Meaning::Unused(NO_PONDER),
-    "maxPlayoutsPondering" Gtp => Meaning::Unused(NO_PONDER),
-    "maxTimePondering" Gtp => Meaning::Unused(NO_PONDER),
+    "ponderingEnabled" Gtp => set!(|s, v| s.pondering = Some(flag(v)?)),
+    "maxVisitsPondering" Gtp => set!(|s, v| s.ponder_limits.visits = Some(count(v, 1, 1 << 50)?)),
+    "maxPlayoutsPondering" Gtp => set!(|s, v| s.ponder_limits.playouts = Some(count(v, 1, 1 << 50)?)),
+    // KataGo's 1e20 (its default) is no limit.
+    "maxTimePondering" Gtp => set!(|s, v| s.ponder_limits.time = Duration::try_from_secs_f64(real(v, 0.0, 1e20)?).ok()),
     "lagBuffer" Gtp => set!(|s, v| s.lag_buffer = Some(real(v, 0.0, 3600.0)?)),
     "searchFactorWhenWinning" Gtp => set!(|s, v| s.search_factors.when_winning = real(v, 0.01, 1.0)?),
     "searchFactorWhenWinningThreshold" Gtp => set!(|s, v| s.search_factors.when_winning_threshold = real(v, 0.0, 1.0)?),
@@ -254,6 +255,10 @@ pub struct Settings {
     /// How much shorter `genmove`'s search gets after passes and when winning (KataGo's
     /// defaults, all 1.0, change nothing).
     pub search_factors: SearchFactors,
+    /// Whether `genmove` ponders (searches on until the next command).
+    pub pondering: Option<bool>,
+    /// Limits of pondering (none by default, as in KataGo).
+    pub ponder_limits: Limits,
     /// Search threads (per analysis thread, for analysis).
     pub threads: Option<usize>,
     /// Positions analysed at once.
@@ -327,6 +332,14 @@ pub enum SearchSetting {
 }
 
 impl SearchSetting {
+    /// The name of the protocol's parameter it sets, if it sets one of those.
+    pub fn param_name(&self) -> Option<&'static str> {
+        match self {
+            SearchSetting::Param(s) => Some(s.param().name),
+            _ => None,
+        }
+    }
+
     /// Sets the parameter in `p`.
     pub fn apply(&self, p: &mut SearchParams) {
         match *self {

@@ -80,6 +80,10 @@ pub struct EngineConfig {
     pub report_as: Perspective,
     /// Moves of a reported variation after its first (KataGo's `analysisPVLen`).
     pub analysis_pv_len: usize,
+    /// KataGo's pondering: after a move is generated or played, search on within these
+    /// limits until the next command, so that the next move's search starts with a tree
+    /// (see [`Engine::start_pondering`]); `None`: no pondering.
+    pub pondering: Option<Limits>,
 }
 
 impl Default for EngineConfig {
@@ -107,6 +111,7 @@ impl Default for EngineConfig {
             report_as: Perspective::SideToMove,
             // Tengen's GTP has always shown 15 moves (KataGo's default shows 14).
             analysis_pv_len: 14,
+            pondering: None,
         }
     }
 }
@@ -197,7 +202,7 @@ impl Engine {
         let size = BoardSize::square(19).expect("19x19 is a valid size");
         let game = Game::new(size, config.rules);
         let evaluator = source(size)?;
-        let mut search = Search::new(evaluator.clone(), config.params.clone());
+        let mut search = Search::new(evaluator.clone(), config.params.for_genmove());
         search.set_interrupt(config.interrupt.clone());
         let resign = ResignTracker::new(
             config.resign_below.unwrap_or(-1.0),
@@ -254,7 +259,7 @@ impl Engine {
             self.evaluator = (self.source)(size)?;
             self.search_size = size;
         }
-        self.search = Search::new(self.evaluator.clone(), config.params.clone());
+        self.search = Search::new(self.evaluator.clone(), config.params.for_genmove());
         self.search.set_interrupt(config.interrupt.clone());
         self.game = Game::new(size, config.rules);
         self.clocks = [Clock::unlimited(), Clock::unlimited()];
@@ -479,6 +484,53 @@ impl Engine {
         }
     }
 
+    /// Starts pondering after `after` if the configuration asks for it and `after` is a
+    /// command KataGo ponders after (a move generated or played; `komi` or `time_left`
+    /// once the game has moves, as controllers send them every move): searches the
+    /// current position in the background within the pondering limits. The transport
+    /// ends it with [`Engine::stop_pondering`] when the next command arrives. Returns
+    /// whether pondering started.
+    pub fn start_pondering(&mut self, after: &Command) -> bool {
+        let Some(limits) = self.config.pondering else {
+            return false;
+        };
+        let ponders_after = match after {
+            Command::Genmove(_) | Command::KgsGenmoveCleanup(_) | Command::Play(..) => true,
+            Command::Analyze(kind, _) => kind.plays(),
+            Command::Komi(_) | Command::TimeLeft { .. } => !self.game.turns().is_empty(),
+            _ => false,
+        };
+        if !ponders_after
+            || !matches!(self.config.moves, Decider::Search)
+            || self.game.is_over()
+            || self.search.is_running()
+        {
+            return false;
+        }
+        // The tree's memory grows with visits, whatever the pondering limits say.
+        let limits = Limits {
+            visits: match (limits.visits, self.config.visits_cap) {
+                (Some(v), Some(cap)) => Some(v.min(cap)),
+                (v, cap) => v.or(cap),
+            },
+            ..limits
+        };
+        self.search.set_position(&self.game);
+        match self.search.start(limits) {
+            Ok(()) => true,
+            Err(e) => {
+                log::warn!("cannot ponder: {e}");
+                false
+            }
+        }
+    }
+
+    /// Ends pondering (if it still runs); returns the root visits the tree now holds.
+    pub fn stop_pondering(&mut self) -> u64 {
+        self.search.stop();
+        self.search.stats().root_visits
+    }
+
     /// The summary of the last move a search chose, once, if `ogs_chat_to_stderr` is on.
     pub fn take_chat(&mut self) -> Option<SearchChat> {
         self.chat.take()
@@ -562,15 +614,19 @@ impl Engine {
             }
         }
         let game = copy.as_ref().unwrap_or(&self.game);
+        // As KataGo: analysis has its own wide root noise and anti-mirror setting, the
+        // genmove forms keep genmove's.
+        let params = if genmove {
+            self.config.params.for_genmove()
+        } else {
+            SearchParams {
+                wide_root_noise: self.config.params.analysis_wide_root_noise,
+                ..self.config.params.clone()
+            }
+        };
         let params = SearchParams {
             ownership: a.ownership || a.moves_ownership,
-            // As KataGo: analysis has its own wide root noise, genmove keeps its own.
-            wide_root_noise: if genmove {
-                self.config.params.wide_root_noise
-            } else {
-                self.config.params.analysis_wide_root_noise
-            },
-            ..self.config.params.clone()
+            ..params
         };
         self.search.set_params(params);
         self.search.set_filter(a.filters.clone());
@@ -629,7 +685,7 @@ impl Engine {
         self.search.stop();
         self.analysis_started = None;
         self.search.set_filter(Vec::new());
-        self.search.set_params(self.config.params.clone());
+        self.search.set_params(self.config.params.for_genmove());
         Some("play cancelled".into())
     }
 
@@ -659,7 +715,7 @@ impl Engine {
             _ => None,
         };
         self.search.set_filter(Vec::new());
-        self.search.set_params(self.config.params.clone());
+        self.search.set_params(self.config.params.for_genmove());
         line
     }
 
@@ -726,7 +782,7 @@ impl Engine {
     fn ensure_evaluator(&mut self, size: BoardSize) -> Result<()> {
         if size != self.search_size {
             let ev = (self.source)(size)?;
-            self.search = Search::new(ev.clone(), self.config.params.clone());
+            self.search = Search::new(ev.clone(), self.config.params.for_genmove());
             self.search.set_interrupt(self.config.interrupt.clone());
             self.evaluator = ev;
             self.search_size = size;
@@ -1046,7 +1102,7 @@ impl Engine {
     fn apply_param(&mut self, setting: &Setting) {
         let mut p = self.config.params.clone();
         setting.apply(&mut p, &mut self.config.visits);
-        self.search.set_params(p.clone());
+        self.search.set_params(p.for_genmove());
         self.config.params = p;
     }
 
