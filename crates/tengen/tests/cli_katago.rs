@@ -685,3 +685,58 @@ fn gtp_analysis_reports_values_and_variations_as_configured() {
     let (_, _, _, longest) = run_with("analysisPVLen = 1\n");
     assert_eq!(longest, 2);
 }
+
+/// GTP lines of a 19x19 game where White has answered each of Black's 16 moves with its
+/// reflection through the centre.
+fn mirrored_game() -> String {
+    let cols = "ABCDEFGHJKLMNOPQRST";
+    let mut lines = String::new();
+    for mv in [
+        "D4", "K3", "G6", "O5", "C7", "R3", "F2", "M8", "B9", "H4", "P7", "E8", "Q2", "L6", "J9",
+        "A5",
+    ] {
+        let col = cols.find(&mv[..1]).unwrap();
+        let row: usize = mv[1..].parse().unwrap();
+        let reflected = format!("{}{}", &cols[18 - col..19 - col], 20 - row);
+        lines.push_str(&format!("play b {mv}\nplay w {reflected}\n"));
+    }
+    lines
+}
+
+#[test]
+fn genmove_anti_mirror_is_on_by_default_and_follows_anti_mirror_as_in_katago() {
+    let dir = tempfile::tempdir().unwrap();
+    // The centre's visits when searching Black's move as genmove does, and the two
+    // settings as kata-get-param reads them.
+    let run_with = |keys: &str| {
+        let cfg = write(dir.path(), "m.cfg", &format!("maxVisits = 100\n{keys}"));
+        let script = format!(
+            "{}kata-search_analyze b interval 1000 maxmoves 400\n\
+             kata-get-param genmoveAntiMirror\nkata-get-param antiMirror\nquit\n",
+            mirrored_game()
+        );
+        let run = tengen(&["gtp", "-config", cfg.to_str().unwrap()], &script);
+        let r = replies(&run);
+        let search = &r[r.len() - 4];
+        let centre = search
+            .split("info move K10 visits ")
+            .last()
+            .filter(|_| search.contains("info move K10 "))
+            .map_or(0, |after| after.split(' ').next().unwrap().parse().unwrap());
+        (centre, r[r.len() - 3].clone(), r[r.len() - 2].clone())
+    };
+    // Anti-mirror search gives the centre forced visits; KataGo's defaults: on for
+    // genmove, off for analysis.
+    let (centre, genmove, analysis) = run_with("");
+    assert!(centre > 0);
+    assert_eq!((genmove.as_str(), analysis.as_str()), ("true", "false"));
+    let (centre, genmove, analysis) = run_with("antiMirror = false\n");
+    assert_eq!(centre, 0);
+    assert_eq!((genmove.as_str(), analysis.as_str()), ("false", "false"));
+    let (centre, genmove, _) = run_with("genmoveAntiMirror = false\nantiMirror = true\n");
+    assert_eq!(centre, 0);
+    assert_eq!(genmove, "false");
+    let (centre, genmove, analysis) = run_with("antiMirror = true\n");
+    assert!(centre > 0);
+    assert_eq!((genmove.as_str(), analysis.as_str()), ("true", "true"));
+}
