@@ -679,4 +679,27 @@ mod tests {
         let e = read_text("maxPlayouts = 0\n", &[], Tool::Gtp).unwrap_err();
         assert!(e.contains("maxPlayouts"), "{e}");
     }
+
+    #[test]
+    fn pondering_keys_set_pondering_and_its_limits() {
+        let text = "ponderingEnabled = true\nmaxVisitsPondering = 5000\n\
+                    maxPlayoutsPondering = 3000\nmaxTimePondering = 60.0\n";
+        let (s, report) = read_text(text, &[], Tool::Gtp).unwrap();
+        assert_eq!(s.pondering, Some(true));
+        let l = s.ponder_limits;
+        assert_eq!((l.visits, l.playouts), (Some(5000), Some(3000)));
+        assert_eq!(l.time, Some(Duration::from_secs(60)));
+        assert!(report.unused.is_empty(), "{:?}", report.unused);
+        // KataGo's own default, 1e20 seconds, is no limit.
+        let (s, _) = read_text("maxTimePondering = 1e20\n", &[], Tool::Gtp).unwrap();
+        assert_eq!(s.ponder_limits.time, None);
+        let e = read_text("ponderingEnabled = often\n", &[], Tool::Gtp).unwrap_err();
+        assert!(
+            e.contains("ponderingEnabled") && e.contains("line 1"),
+            "{e}"
+        );
+        // The analysis engine does not ponder.
+        let (s, report) = read_text(text, &[], Tool::Analysis).unwrap();
+        assert_eq!((s.pondering, report.unused.len()), (None, 4));
+    }
 }

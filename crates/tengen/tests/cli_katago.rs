@@ -616,7 +616,7 @@ fn max_playouts_bounds_a_querys_visits() {
 fn last_reports(stdout: &str) -> Vec<String> {
     stdout
         .split("\n\n")
-        .filter_map(|block| block.lines().filter(|l| l.starts_with("info ")).last())
+        .filter_map(|block| block.lines().rfind(|l| l.starts_with("info ")))
         .map(str::to_string)
         .collect()
 }

@@ -114,8 +114,7 @@ impl Session {
 fn root_visits(reply: &str) -> u64 {
     let last = reply
         .lines()
-        .filter(|l| l.starts_with("info "))
-        .last()
+        .rfind(|l| l.starts_with("info "))
         .unwrap_or_else(|| panic!("no report in {reply}"));
     let after = last.split(" rootInfo visits ").nth(1).expect("rootInfo");
     after.split(' ').next().unwrap().parse().unwrap()
