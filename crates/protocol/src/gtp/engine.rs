@@ -494,9 +494,16 @@ impl Engine {
         let Some(limits) = self.config.pondering else {
             return false;
         };
+        // A generated move was played unless the engine resigned (then KataGo does not
+        // ponder).
+        let played = |pla: Option<Player>| {
+            let last = self.game.turns().last().map(|t| t.player);
+            pla.is_some() && last == pla
+        };
         let ponders_after = match after {
-            Command::Genmove(_) | Command::KgsGenmoveCleanup(_) | Command::Play(..) => true,
-            Command::Analyze(kind, _) => kind.plays(),
+            Command::Genmove(pla) | Command::KgsGenmoveCleanup(pla) => played(Some(*pla)),
+            Command::Analyze(kind, request) => kind.plays() && played(request.player),
+            Command::Play(..) => true,
             Command::Komi(_) | Command::TimeLeft { .. } => !self.game.turns().is_empty(),
             _ => false,
         };
