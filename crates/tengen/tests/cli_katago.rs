@@ -740,3 +740,18 @@ fn genmove_anti_mirror_is_on_by_default_and_follows_anti_mirror_as_in_katago() {
     assert!(centre > 0);
     assert_eq!((genmove.as_str(), analysis.as_str()), ("true", "true"));
 }
+
+#[test]
+fn a_genmove_form_answers_when_its_move_is_chosen_not_at_its_next_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write(dir.path(), "i.cfg", "maxVisits = 20\n");
+    let start = std::time::Instant::now();
+    // Reports every 100 s; the 20 visits take a moment.
+    let run = tengen(
+        &["gtp", "-config", cfg.to_str().unwrap()],
+        "boardsize 9\nkata-genmove_analyze b interval 10000\nquit\n",
+    );
+    let r = replies(&run);
+    assert!(r[1].lines().last().unwrap().starts_with("play "), "{r:?}");
+    assert!(start.elapsed() < std::time::Duration::from_secs(30));
+}
