@@ -12,8 +12,9 @@ const BLACK: (f32, f32) = (0.5, 0.65);
 /// Relative brightness at and above which a disc is surely white, and below which it is
 /// surely not; wood between the two, less a grid line's darkening, is empty.
 const WHITE: (f32, f32) = (1.3, 1.12);
-/// Relative brightness of surely empty wood (with its lines), and how far from it that holds.
-const EMPTY: (f32, f32) = (0.9, 0.25);
+/// Relative brightness of empty wood (with its lines): none below the first, surely from the
+/// second to the third, none above the fourth.
+const EMPTY: [f32; 4] = [0.62, 0.78, 1.06, 1.16];
 
 /// Scores normalised patches from the disc at their centre.
 #[derive(Clone, Debug)]
@@ -61,7 +62,7 @@ fn scores(level: f32) -> [f32; 4] {
     let ramp = |x: f32, from: f32, to: f32| ((x - from) / (to - from)).clamp(0.0, 1.0);
     let black = ramp(level, BLACK.1, BLACK.0);
     let white = ramp(level, WHITE.1, WHITE.0);
-    let empty = (1.0 - (level - EMPTY.0).abs() / EMPTY.1).clamp(0.0, 1.0);
+    let empty = ramp(level, EMPTY[0], EMPTY[1]).min(ramp(level, EMPTY[3], EMPTY[2]));
     let mut p = [0.0; 4];
     p[Class::Empty as usize] = empty;
     p[Class::Black as usize] = black;

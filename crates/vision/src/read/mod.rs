@@ -2,13 +2,16 @@
 //! (empty, black, white, or unseen) with a confidence.
 //!
 //! Each intersection's neighbourhood is rectified into a small patch through the grid
-//! homography (`rectify`), divided by the colour of the wood around it (`colour`), and
+//! homography (`rectify`), centred half-way up a stone as the camera's angle shows it
+//! (`height`), divided by the colour of the wood around it (`colour`), and
 //! classified as empty, black, white or occluded by a small network run through tract
 //! (`cnn`), or by a brightness rule (`classical`). An occluded or doubtful point is
 //! `Unseen`, never a guess.
 
 pub mod classical;
+mod cnn;
 pub mod colour;
+pub mod height;
 mod reader;
 pub mod rectify;
 

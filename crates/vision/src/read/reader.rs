@@ -7,29 +7,40 @@ use crate::find::FoundBoard;
 use crate::frame::Frame;
 
 use super::classical::Classical;
+use super::cnn::Cnn;
 use super::colour::{cell_centres, local_wood, normalise, EmptyReference};
+use super::height::patch_shifts;
 use super::rectify::{sample_patch, PATCH, PATCH_LEN};
 use super::{decide, BoardReading, PointReading};
 
 /// A patch with more than this share of its pixels off the frame is not read.
 const MAX_OUTSIDE: f32 = 0.25;
+/// Wood darker than this (mean of the channels, 0..255) is too dark to read anything on:
+/// a black frame, a covered lens.
+const MIN_WOOD_LEVEL: f32 = 12.0;
 
-/// Why a classifier model could not be loaded.
+/// Why a classifier model could not be loaded or run.
 #[derive(Debug, Error)]
 pub enum ModelError {
     /// tract could not read or prepare the ONNX model.
     #[error("cannot load the stone classifier: {0}")]
     Load(String),
+    /// A run of the network failed.
+    #[error("the stone classifier failed: {0}")]
+    Run(String),
 }
+
+/// The committed stone network (crates/vision/train/train.py writes it).
+const MODEL: &[u8] = include_bytes!("../../model/stones.onnx");
 
 /// Which classifier a reader runs.
 #[derive(Debug)]
 enum Classifier {
     Classical(Classical),
+    Cnn(Box<Cnn>),
 }
 
 /// Reads the stones of a found board in a frame. Build it once and reuse it.
-#[derive(Debug)]
 pub struct StoneReader {
     classifier: Classifier,
     reference: Option<EmptyReference>,
@@ -38,12 +49,32 @@ pub struct StoneReader {
     patches: Vec<f32>,
     outside: Vec<f32>,
     scratch: Vec<f32>,
+    probs: Vec<[f32; 4]>,
+    shifts: Vec<crate::homography::Point>,
+}
+
+impl std::fmt::Debug for StoneReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The buffers are scratch space, not state worth printing.
+        f.debug_struct("StoneReader")
+            .field("classifier", &self.classifier)
+            .field("empty_reference", &self.reference.is_some())
+            .finish()
+    }
 }
 
 impl StoneReader {
-    /// The reader with the committed classifier.
+    /// The reader with the committed network.
     pub fn new() -> Result<StoneReader, ModelError> {
-        Ok(StoneReader::classical())
+        StoneReader::from_onnx(MODEL)
+    }
+
+    /// A reader with another network (ONNX: `N x 3 x 24 x 24` patches in, `N x 4` logits
+    /// out, classes in the order of [`super::Class`]).
+    pub fn from_onnx(bytes: &[u8]) -> Result<StoneReader, ModelError> {
+        Ok(StoneReader::with(Classifier::Cnn(Box::new(
+            Cnn::from_onnx(bytes)?,
+        ))))
     }
 
     /// A reader with the classical brightness rule (no network).
@@ -60,6 +91,8 @@ impl StoneReader {
             patches: Vec::new(),
             outside: Vec::new(),
             scratch: Vec::new(),
+            probs: Vec::new(),
+            shifts: Vec::new(),
         }
     }
 
@@ -100,12 +133,25 @@ impl StoneReader {
         if n != rows {
             return;
         }
-        self.prepare(frame, board);
+        if !self.prepare(frame, board) {
+            return;
+        }
         match &mut self.classifier {
             Classifier::Classical(c) => {
                 for (i, p) in out.points.iter_mut().enumerate() {
                     if self.outside[i] <= MAX_OUTSIDE {
                         *p = decide(c.classify(&self.patches[i * PATCH_LEN..(i + 1) * PATCH_LEN]));
+                    }
+                }
+            }
+            Classifier::Cnn(net) => {
+                self.probs.resize(count, [0.0; 4]);
+                // A failed run leaves every point unseen.
+                if net.run(&self.patches, &mut self.probs).is_ok() {
+                    for (i, p) in out.points.iter_mut().enumerate() {
+                        if self.outside[i] <= MAX_OUTSIDE {
+                            *p = decide(self.probs[i]);
+                        }
                     }
                 }
             }
@@ -117,8 +163,14 @@ impl StoneReader {
         &self.patches
     }
 
-    /// Fills the normalised patches (and how much of each is off the frame).
-    pub fn prepare(&mut self, frame: &Frame, board: &FoundBoard) {
+    /// The share of each patch of the last frame that fell off the frame.
+    pub fn outside(&self) -> &[f32] {
+        &self.outside
+    }
+
+    /// Fills the normalised patches (and how much of each is off the frame); false when the
+    /// board's wood is too dark (or unseen) to read.
+    pub fn prepare(&mut self, frame: &Frame, board: &FoundBoard) -> bool {
         let n = board.size.width();
         let count = n * n;
         cell_centres(frame, board, &mut self.centres);
@@ -126,14 +178,21 @@ impl StoneReader {
         if let Some(r) = self.reference.as_ref().filter(|r| r.n == n) {
             r.apply(overall, &mut self.wood);
         }
+        let level = overall.iter().sum::<f32>() / 3.0;
+        // NaN (no wood seen at all) fails this too.
+        if level.is_nan() || level < MIN_WOOD_LEVEL {
+            return false;
+        }
+        patch_shifts(board, frame.width(), frame.height(), &mut self.shifts);
         self.patches.resize(count * PATCH_LEN, 0.0);
         self.outside.resize(count, 0.0);
         for i in 0..count {
             let patch = &mut self.patches[i * PATCH_LEN..(i + 1) * PATCH_LEN];
             let centre = [(i % n) as f64, (i / n) as f64];
-            let off = sample_patch(frame, board, centre, [0.0, 0.0], patch);
+            let off = sample_patch(frame, board, centre, self.shifts[i], patch);
             self.outside[i] = off as f32 / (PATCH * PATCH) as f32;
             normalise(patch, self.wood[i]);
         }
+        true
     }
 }
