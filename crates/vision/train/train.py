@@ -8,15 +8,15 @@ black, white or occluded. Data:
   grid lines (edges, corners, star points), stones with shading, glare and the shift of
   their top in a slanted view, neighbouring stones at the patch's rim, hands and sleeves over
   the point, residual colour casts, blur and noise;
-- patches of the project's renderer (src/render/: 180 random scenes, a third with hands)
-  and real patches from the Gomrade stills, written by
+- with `--rendered`, patches of the project's renderer (src/render/: 180 random scenes, a
+  third with hands), and always real patches from the Gomrade stills, written by
   `cargo run -p tengen-vision --example export_patches -- DATA_DIR --rendered 180`
   (the 12-frame testing sequence is left out, so it stays a held-out test), augmented with
   flips, quarter turns, small gains and noise.
 
 Usage (CPU; a few minutes on two cores):
     pip install torch onnx numpy
-    python crates/vision/train/train.py DATA_DIR crates/vision/model/stones.onnx
+    python crates/vision/train/train.py DATA_DIR crates/vision/model/stones.onnx [--rendered]
 """
 
 import math
@@ -30,8 +30,9 @@ SEED = 2311
 P = 24            # patch side, pixels
 SPAN = 1.6        # cells across a patch
 PX = P / SPAN     # pixels per cell
-N_SYNTH = 24000
-EPOCHS = 7
+RENDERED = "--rendered" in sys.argv  # add the renderer's patches
+N_SYNTH = 24000 if RENDERED else 48000
+EPOCHS = 10 if RENDERED else 8
 BATCH = 256
 EMPTY, BLACK, WHITE, OCCLUDED = 0, 1, 2, 3
 
@@ -224,7 +225,7 @@ class Net(nn.Module):
 
 
 def main():
-    data_dir, out_path = sys.argv[1], sys.argv[2]
+    data_dir, out_path = [a for a in sys.argv[1:] if not a.startswith("--")][:2]
     rng = np.random.default_rng(SEED)
     torch.manual_seed(SEED)
     torch.set_num_threads(2)
@@ -236,10 +237,12 @@ def main():
     real_x = np.fromfile(f"{data_dir}/real_patches.f32", dtype="<f4").reshape(-1, 3, P, P)
     real_y = np.fromfile(f"{data_dir}/real_labels.u8", dtype=np.uint8).astype(np.int64)
     # Patches of the project's renderer (export_patches --rendered), used as they are.
-    ren_x = np.fromfile(f"{data_dir}/rendered_patches.f32", dtype="<f4").reshape(-1, 3, P, P)
-    ren_y = np.fromfile(f"{data_dir}/rendered_labels.u8", dtype=np.uint8).astype(np.int64)
-    xs.extend(ren_x)
-    ys.extend(int(y) for y in ren_y)
+    ren_y = []
+    if RENDERED:
+        ren_x = np.fromfile(f"{data_dir}/rendered_patches.f32", dtype="<f4").reshape(-1, 3, P, P)
+        ren_y = np.fromfile(f"{data_dir}/rendered_labels.u8", dtype=np.uint8).astype(np.int64)
+        xs.extend(ren_x)
+        ys.extend(int(y) for y in ren_y)
     # Real stones are few; every real stone is used eight times, every empty point twice.
     for x, y in zip(real_x, real_y):
         for _ in range(8 if y != EMPTY else 2):
