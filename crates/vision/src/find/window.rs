@@ -30,6 +30,15 @@ impl<'a> Support<'a> {
     /// Support at `p` for a line running along the unit vector `dir`; the best of the
     /// points within two pixels across the line, which tolerates a slightly wrong hypothesis.
     fn at(&self, p: Point, dir: Point) -> f64 {
+        // Off the frame every sample reads 0, and so would the support: skip the sampling.
+        let margin = LINE_REACH + 3.0;
+        if !(p[0] > -margin
+            && p[1] > -margin
+            && p[0] < self.img.width as f64 + margin
+            && p[1] < self.img.height as f64 + margin)
+        {
+            return 0.0;
+        }
         let n = [-dir[1], dir[0]];
         let mut best = 0.0f32;
         for o in [-2.0, -1.0, 0.0, 1.0, 2.0] {
