@@ -233,15 +233,21 @@ pub(super) fn best_window(h: &Homography, support: &Support) -> Option<Window> {
                     .map(|c| prof.contrast(true, c, r0, r1))
                     .chain((r0..=r1).map(|r| prof.contrast(false, r, c0, c1)))
                     .sum::<f64>();
-                let evidence = inside - LINE_CONTRAST * (2 * n) as f64;
+                let beyond = [
+                    prof.contrast(true, c0 - 1, r0, r1),
+                    prof.contrast(true, c1 + 1, r0, r1),
+                    prof.contrast(false, r0 - 1, c0, c1),
+                    prof.contrast(false, r1 + 1, c0, c1),
+                ];
+                // A board ends where its wood shows no further line: a line just outside
+                // the window that shows as a grid line counts against the window ending
+                // there as much as a line inside counts for it.
+                let edge_penalty: f64 = beyond.iter().map(|c| (c - LINE_CONTRAST).max(0.0)).sum();
+                let evidence = inside - LINE_CONTRAST * (2 * n) as f64 - edge_penalty;
                 if best.is_some_and(|b| evidence <= b.0) {
                     continue;
                 }
-                let outside = (prof.contrast(true, c0 - 1, r0, r1)
-                    + prof.contrast(true, c1 + 1, r0, r1)
-                    + prof.contrast(false, r0 - 1, c0, c1)
-                    + prof.contrast(false, r1 + 1, c0, c1))
-                    / 4.0;
+                let outside = beyond.iter().sum::<f64>() / 4.0;
                 best = Some((evidence, inside / (2 * n) as f64 - outside, n, c0, r0));
             }
         }
