@@ -68,11 +68,15 @@ struct LineProfiles {
     /// sample s, and how many of those samples were visible (rows alike).
     cols: Vec<Vec<(f64, u32)>>,
     rows: Vec<Vec<(f64, u32)>>,
+    /// What a sample under a stone counts as.
+    stone_credit: f64,
 }
 
 /// What a sample under a stone counts as, in line contrast: a little more than the least a
 /// line must show, so a line of stones counts for a window but weighs less than a clear one.
 const STONE_CREDIT: f64 = 0.25;
+/// Or this share of the contrast the grid's visible lines typically show, if more.
+const STONE_SHARE: f64 = 0.75;
 /// A stone differs from the wood around it by at least this, relative to the wood's level.
 const STONE_DEVIATION: f32 = 0.12;
 
@@ -144,9 +148,24 @@ impl LineProfiles {
                 })
                 .collect()
         };
+        let (cols, rows) = (prefix(&col_raw, true), prefix(&row_raw, false));
+        // How clearly this grid's lines show where nothing covers them: the median over the
+        // lines that show at all. A stone hides a line as surely as it proves one.
+        let mut shown: Vec<f64> = cols
+            .iter()
+            .chain(&rows)
+            .filter_map(|t| {
+                let (sum, seen) = t[t.len() - 1];
+                (seen > 0).then(|| sum / f64::from(seen))
+            })
+            .filter(|&c| c > LINE_CONTRAST)
+            .collect();
+        shown.sort_by(f64::total_cmp);
+        let typical = shown.get(shown.len() / 2).copied().unwrap_or(0.0);
         LineProfiles {
-            cols: prefix(&col_raw, true),
-            rows: prefix(&row_raw, false),
+            stone_credit: STONE_CREDIT.max(STONE_SHARE * typical),
+            cols,
+            rows,
         }
     }
 
@@ -166,24 +185,30 @@ impl LineProfiles {
         let (sum, seen) = (table[b].0 - table[a].0, table[b].1 - table[a].1);
         let total = (b - a) as f64;
         let hidden = total - f64::from(seen);
-        (sum + hidden * STONE_CREDIT) / total
+        (sum + hidden * self.stone_credit) / total
     }
 }
 
-/// Whether a stone sits on grid intersection (c, r): the crossing and four points a quarter
-/// cell from it diagonally (inside a stone, on bare wood beside an empty crossing) all
-/// differ from the wood at the four cell centres around it (which no stone covers) in the
-/// same direction, darker or lighter, by at least `STONE_DEVIATION`.
+/// Whether a stone sits on grid intersection (c, r): of the crossing and four points a
+/// quarter cell from it diagonally (inside a stone, on bare wood beside an empty crossing),
+/// at least four differ from the wood at the cell centres around it (which no stone covers)
+/// in the same direction, darker or lighter, by at least `STONE_DEVIATION`.
 fn is_stone(img: &Plane, front: &dyn Fn(Point) -> Option<Point>, c: f64, r: f64) -> bool {
     let grey = |dc: f64, dr: f64| front([c + dc, r + dr]).map(|p| img.sample(p[0], p[1]));
-    let mut wood = 0.0;
-    for (dc, dr) in [(-0.5, -0.5), (0.5, -0.5), (0.5, 0.5), (-0.5, 0.5)] {
+    let mut woods = [0.0f32; 4];
+    for (k, (dc, dr)) in [(-0.5, -0.5), (0.5, -0.5), (0.5, 0.5), (-0.5, 0.5)]
+        .into_iter()
+        .enumerate()
+    {
         let Some(g) = grey(dc, dr) else {
             return false;
         };
-        wood += g / 4.0;
+        woods[k] = g;
     }
-    let mut sign = 0.0f32;
+    // The middle two of the four: a shadow or a stray stone at one cell centre is ignored.
+    woods.sort_by(f32::total_cmp);
+    let wood = 0.5 * (woods[1] + woods[2]);
+    let (mut darker, mut lighter) = (0, 0);
     for (dc, dr) in [
         (0.0, 0.0),
         (-0.25, -0.25),
@@ -195,12 +220,14 @@ fn is_stone(img: &Plane, front: &dyn Fn(Point) -> Option<Point>, c: f64, r: f64)
             return false;
         };
         let dev = (g - wood) / (wood + 24.0);
-        if dev.abs() < STONE_DEVIATION || dev * sign < 0.0 {
-            return false;
+        if dev <= -STONE_DEVIATION {
+            darker += 1;
+        } else if dev >= STONE_DEVIATION {
+            lighter += 1;
         }
-        sign = dev.signum();
     }
-    true
+    // One of the five may miss: a black stone's highlight, a white stone's shadowed side.
+    darker.max(lighter) >= 4
 }
 
 /// The best board window of a grid hypothesis.
