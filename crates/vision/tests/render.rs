@@ -278,3 +278,47 @@ mod video {
         assert_eq!(after.stones, before);
     }
 }
+
+#[test]
+fn odd_scenes_render_without_panicking() {
+    let size = BoardSize::square(9).unwrap();
+    let v = Variation {
+        width: 64,
+        height: 48,
+        hand_probability: 1.0,
+        ..Variation::default()
+    };
+    let base = Scene::random(size, vec![Some(Player::White); 3], 1, &v);
+    let mut scenes = Vec::new();
+    let mut s = base.clone();
+    s.camera.width = 0;
+    s.camera.height = 0;
+    scenes.push(s);
+    let mut s = base.clone();
+    s.camera.tilt_degrees = f64::NAN;
+    s.camera.focal = f64::INFINITY;
+    scenes.push(s);
+    let mut s = base.clone();
+    s.camera.k1 = 50.0;
+    s.camera.distance = -3.0;
+    scenes.push(s);
+    let mut s = base.clone();
+    s.stones.clear();
+    s.looks.clear();
+    s.board.aspect = 0.0;
+    s.stone.radius = f64::NAN;
+    s.light.elevation_degrees = -90.0;
+    s.degrade.blur = 1e9;
+    s.degrade.jpeg_quality = Some(0);
+    scenes.push(s);
+    let mut s = base;
+    s.size = BoardSize::square(2).unwrap();
+    s.degrade.noise = f64::NAN;
+    s.degrade.exposure = f64::NAN;
+    scenes.push(s);
+    for (k, s) in scenes.iter().enumerate() {
+        let r = render(s);
+        assert_eq!(r.occluded.len(), s.size.area(), "scene {k}");
+        assert!(r.frame.width() >= 1 && r.frame.height() >= 1);
+    }
+}

@@ -5,6 +5,9 @@ use crate::frame::{Frame, PixelFormat};
 
 use super::scene::Degrade;
 
+/// The largest blur sigma applied, pixels.
+const MAX_BLUR: f64 = 8.0;
+
 /// Entries of the tone curve's table over linear 0..=1.
 const TONE_STEPS: usize = 4096;
 
@@ -34,8 +37,14 @@ pub fn develop(
             }
         }
     }
-    if d.blur > 0.2 {
-        blur(&mut img, width, height, d.blur as f32);
+    // Beyond a few pixels a blur shows nothing a classifier could use; it only costs time.
+    let sigma = if d.blur.is_finite() {
+        d.blur.clamp(0.0, MAX_BLUR)
+    } else {
+        0.0
+    };
+    if sigma > 0.2 {
+        blur(&mut img, width, height, sigma as f32);
     }
     let noise = d.noise.max(0.0) as f32;
     let mut rng = fastrand::Rng::with_seed(seed);
