@@ -93,7 +93,8 @@ fn tone_table() -> Vec<f32> {
 
 /// A separable Gaussian blur in place.
 fn blur(img: &mut [f32], width: usize, height: usize, sigma: f32) {
-    let radius = (2.5 * sigma).ceil() as usize;
+    // Two sigmas hold 95% of the weight; the rest is renormalised.
+    let radius = (2.0 * sigma).ceil() as usize;
     let mut kernel: Vec<f32> = (0..=2 * radius)
         .map(|i| {
             let d = i as f32 - radius as f32;

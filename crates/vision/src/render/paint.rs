@@ -407,12 +407,20 @@ impl Stage<'_> {
         let q = [p[0], p[1]];
         let mut visible = self.hand_shadow(p, l);
         let mut contact = 1.0;
+        // Stones casting here stand near the point half a shadow toward the lamp.
+        let reach = 0.3 * shape.thickness / l[2].max(0.05);
+        // Beyond this distance from a stone's centre neither its shadow nor its foot's
+        // darkening reaches: skip the exact tests.
+        let far = (shape.radius * 1.3).max(shape.radius + 2.0 * reach + soft);
+        let far2 = far * far;
         let mut check = |s: &Placed| {
+            let (dx, dy) = (q[0] - s.centre[0], q[1] - s.centre[1]);
+            if dx * dx + dy * dy > far2 {
+                return;
+            }
             visible *= stone_shadow(shape, s.centre, q, l, soft);
             contact *= contact_shade(shape, s.centre, q);
         };
-        // Stones casting here stand near the point half a shadow toward the lamp.
-        let reach = 0.3 * shape.thickness / l[2].max(0.05);
         let c = (
             floor(p[0] + l[0] * reach + 0.5),
             floor((p[1] + l[1] * reach) / self.aspect + 0.5),
@@ -559,7 +567,11 @@ impl Stage<'_> {
                     let visible = self.hand_shadow(p, l);
                     let view = scale(dir, -1.0);
                     let c = self.lamp.shade(&base, p, n, view, visible);
-                    let g = self.lamp.shade(&glare, p, n, view, visible);
+                    let g = if glare.specular > 0.0 {
+                        self.lamp.shade(&glare, p, n, view, visible)
+                    } else {
+                        [0.0; 3]
+                    };
                     // Less ambient light reaches the underside, near the board.
                     let occlusion = 0.8 + 0.2 * n[2];
                     for k in 0..3 {
