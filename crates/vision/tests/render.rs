@@ -67,6 +67,14 @@ fn corners_are_the_grid_at_the_corner_points_through_the_lens() {
             assert!(dist(*c, q) < 1e-9, "{n}: {c:?} {q:?}");
             assert!((0.0..480.0).contains(&c[0]) && (0.0..360.0).contains(&c[1]));
         }
+        // On the board's plane, a point above it is the point itself; a stone's top is off
+        // its intersection when the camera is tilted.
+        let q = r.point_above(last, 0.0, 0.0).unwrap();
+        assert!(dist(q, r.corners[1]) < 1e-6);
+        let top = r.point_above(last, 0.0, scene.stone.thickness).unwrap();
+        if scene.camera.tilt_degrees > 10.0 {
+            assert!(dist(top, q) > 0.5, "{n}: {top:?} {q:?}");
+        }
         // Without a lens term the corners are the grid's own.
         let mut straight = scene.clone();
         straight.camera.k1 = 0.0;

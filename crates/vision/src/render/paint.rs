@@ -144,6 +144,8 @@ pub fn paint(scene: &Scene) -> Rendered {
         occluded,
         hand_mask: mask,
         lens,
+        pose,
+        aspect,
     }
 }
 
