@@ -6,7 +6,7 @@ use tengen_rules::Player;
 use super::camera::{add, dot, normalize, scale, sub, Pose, Vec3};
 use super::degrade::develop;
 use super::hands::HandShape;
-use super::light::{Lamp, Material};
+use super::light::{FlatLight, Lamp, Material};
 use super::scene::{Scene, StoneLook};
 use super::stones::{contact_shade, material, segment_distance, stone_shadow, Lens as StoneLens};
 use super::wood::{floor, ink, value_noise, wood};
@@ -302,13 +302,36 @@ impl Stage<'_> {
                     }
                     continue;
                 }
+                // The lamp's light on the board is smooth: exact at the tile's corners,
+                // interpolated inside (shadows stay exact per pixel).
+                let corner_light = |x: usize, y: usize| {
+                    let q = to_board.apply(lens.ideal(x, y))?;
+                    let p = [q[0], q[1], 0.0];
+                    (self.pose.depth(p) > 0.0).then(|| self.flat_light(p))
+                };
+                let light = (|| {
+                    Some([
+                        corner_light(tx, ty)?,
+                        corner_light(x1, ty)?,
+                        corner_light(tx, y1)?,
+                        corner_light(x1, y1)?,
+                    ])
+                })();
+                let (dx, dy) = ((x1 - tx) as f64, (y1 - ty) as f64);
                 for y in ty..y1 {
+                    let v = (y - ty) as f64 / dy;
                     for x in tx..x1 {
                         let ideal = lens.ideal(x, y);
-                        match self.hand_at(ideal) {
-                            Some(c) => put(x, y, c, true),
-                            None => put(x, y, self.surface(&to_board, ideal), false),
+                        if let Some(c) = self.hand_at(ideal) {
+                            put(x, y, c, true);
+                            continue;
                         }
+                        let u = (x - tx) as f64 / dx;
+                        let here = light.as_ref().map(|c| {
+                            let w = [(1.0 - u) * (1.0 - v), u * (1.0 - v), (1.0 - u) * v, u * v];
+                            FlatLight::blend(c, w)
+                        });
+                        put(x, y, self.surface(&to_board, ideal, here), false);
                     }
                 }
             }
@@ -316,15 +339,22 @@ impl Stage<'_> {
     }
 
     /// The convex outline, in ideal image positions, of the board as a solid (top and
-    /// sides); `None` when part of it is behind the camera.
+    /// sides) and its shadow on the table; `None` when part of it is behind the camera.
     fn board_hull(&self) -> Option<Vec<Point>> {
         let [x0, x1, y0, y1] = self.rect;
         let depth = self.scene.board.thickness.max(0.0);
-        let mut pts = Vec::with_capacity(8);
-        for z in [0.0, -depth] {
-            for (x, y) in [(x0, y0), (x1, y0), (x1, y1), (x0, y1)] {
+        let mut pts = Vec::with_capacity(12);
+        for (x, y) in [(x0, y0), (x1, y0), (x1, y1), (x0, y1)] {
+            for z in [0.0, -depth] {
                 pts.push(self.pose.project_ideal([x, y, z])?);
             }
+            // The board's shadow on the table has a sharp edge: keep it exact too.
+            let l = self.lamp.direction([x, y, 0.0]);
+            let run = depth / l[2].max(0.05);
+            pts.push(
+                self.pose
+                    .project_ideal([x - l[0] * run, y - l[1] * run, -depth])?,
+            );
         }
         Some(convex_hull(pts))
     }
@@ -356,7 +386,7 @@ impl Stage<'_> {
     }
 
     /// The board's top, its sides or the table seen at an ideal image position.
-    fn surface(&self, to_board: &Homography, ideal: Point) -> [f64; 3] {
+    fn surface(&self, to_board: &Homography, ideal: Point, light: Option<FlatLight>) -> [f64; 3] {
         let h = &to_board.0;
         let w = h[6] * ideal[0] + h[7] * ideal[1] + h[8];
         let [rx0, rx1, ry0, ry1] = self.rect;
@@ -373,14 +403,21 @@ impl Stage<'_> {
                 let dyy = (h[4] - wy * h[7]) / w;
                 let ex = dxx.abs() + dxy.abs();
                 let ey = (dyx.abs() + dyy.abs()) / self.aspect;
-                return self.board_top(p, ex, ey);
+                let light = light.unwrap_or_else(|| self.flat_light(p));
+                return self.board_top(p, ex, ey, light);
             }
         }
         self.around(self.pose.ray(ideal))
     }
 
-    /// The board's top face at world point `p`.
-    fn board_top(&self, p: Vec3, ex: f64, ey: f64) -> [f64; 3] {
+    /// The lamp's light on the board's top at `p`, before shadows.
+    fn flat_light(&self, p: Vec3) -> FlatLight {
+        let view = normalize(sub(self.pose.eye, p));
+        self.lamp.flat(p, view, self.scene.board.sheen, 6)
+    }
+
+    /// The board's top face at world point `p`, lit by `light`.
+    fn board_top(&self, p: Vec3, ex: f64, ey: f64, light: FlatLight) -> [f64; 3] {
         let look = &self.scene.board;
         let (col, row) = (p[0], p[1] / self.aspect);
         let grain = wood(look, p[0], p[1]);
@@ -389,15 +426,8 @@ impl Stage<'_> {
         for k in 0..3 {
             albedo[k] = grain[k] * (1.0 - cover) + look.line[k] * cover;
         }
-        let l = self.lamp.direction(p);
-        let (visible, contact) = self.board_shadow(p, l);
-        let m = Material {
-            albedo,
-            specular: look.sheen,
-            shininess: 6,
-        };
-        let view = normalize(sub(self.pose.eye, p));
-        let c = self.lamp.shade(&m, p, [0.0, 0.0, 1.0], view, visible);
+        let (visible, contact) = self.board_shadow(p, self.lamp.direction(p));
+        let c = self.lamp.combine(albedo, light, visible);
         c.map(|v| v * contact)
     }
 
