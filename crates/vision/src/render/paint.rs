@@ -9,7 +9,7 @@ use super::hands::HandShape;
 use super::light::{FlatLight, Lamp, Material};
 use super::scene::{Scene, StoneLook};
 use super::stones::{contact_shade, material, segment_distance, stone_shadow, Lens as StoneLens};
-use super::wood::{floor, ink, value_noise, wood};
+use super::wood::{floor, ink, slow, value_noise, wood, wood_with, Slow};
 use super::{Lens, Rendered};
 use crate::homography::{Homography, Point};
 
@@ -302,12 +302,14 @@ impl Stage<'_> {
                     }
                     continue;
                 }
-                // The lamp's light on the board is smooth: exact at the tile's corners,
-                // interpolated inside (shadows stay exact per pixel).
+                // The lamp's light and the wood's slow variation are smooth over the board:
+                // exact at the tile's corners, interpolated inside (shadows, lines and grain
+                // stripes stay exact per pixel).
                 let corner_light = |x: usize, y: usize| {
                     let q = to_board.apply(lens.ideal(x, y))?;
                     let p = [q[0], q[1], 0.0];
-                    (self.pose.depth(p) > 0.0).then(|| self.flat_light(p))
+                    (self.pose.depth(p) > 0.0)
+                        .then(|| (self.flat_light(p), slow(&self.scene.board, q[0], q[1])))
                 };
                 let light = (|| {
                     Some([
@@ -329,7 +331,10 @@ impl Stage<'_> {
                         let u = (x - tx) as f64 / dx;
                         let here = light.as_ref().map(|c| {
                             let w = [(1.0 - u) * (1.0 - v), u * (1.0 - v), (1.0 - u) * v, u * v];
-                            FlatLight::blend(c, w)
+                            (
+                                FlatLight::blend(&c.map(|t| t.0), w),
+                                Slow::blend(&c.map(|t| t.1), w),
+                            )
                         });
                         put(x, y, self.surface(&to_board, ideal, here), false);
                     }
@@ -386,7 +391,12 @@ impl Stage<'_> {
     }
 
     /// The board's top, its sides or the table seen at an ideal image position.
-    fn surface(&self, to_board: &Homography, ideal: Point, light: Option<FlatLight>) -> [f64; 3] {
+    fn surface(
+        &self,
+        to_board: &Homography,
+        ideal: Point,
+        light: Option<(FlatLight, Slow)>,
+    ) -> [f64; 3] {
         let h = &to_board.0;
         let w = h[6] * ideal[0] + h[7] * ideal[1] + h[8];
         let [rx0, rx1, ry0, ry1] = self.rect;
@@ -403,8 +413,9 @@ impl Stage<'_> {
                 let dyy = (h[4] - wy * h[7]) / w;
                 let ex = dxx.abs() + dxy.abs();
                 let ey = (dyx.abs() + dyy.abs()) / self.aspect;
-                let light = light.unwrap_or_else(|| self.flat_light(p));
-                return self.board_top(p, ex, ey, light);
+                let (light, slow) =
+                    light.unwrap_or_else(|| (self.flat_light(p), slow(&self.scene.board, wx, wy)));
+                return self.board_top(p, ex, ey, light, slow);
             }
         }
         self.around(self.pose.ray(ideal))
@@ -416,11 +427,11 @@ impl Stage<'_> {
         self.lamp.flat(p, view, self.scene.board.sheen, 6)
     }
 
-    /// The board's top face at world point `p`, lit by `light`.
-    fn board_top(&self, p: Vec3, ex: f64, ey: f64, light: FlatLight) -> [f64; 3] {
+    /// The board's top face at world point `p`, lit by `light`, the wood varying by `slow`.
+    fn board_top(&self, p: Vec3, ex: f64, ey: f64, light: FlatLight, slow: Slow) -> [f64; 3] {
         let look = &self.scene.board;
         let (col, row) = (p[0], p[1] / self.aspect);
-        let grain = wood(look, p[0], p[1]);
+        let grain = wood_with(look, p[0], p[1], slow);
         let cover = ink(look, self.cols.min(self.rows), col, row, ex, ey);
         let mut albedo = [0.0; 3];
         for k in 0..3 {
