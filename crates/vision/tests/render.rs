@@ -253,6 +253,35 @@ mod video {
     }
 
     #[test]
+    fn the_same_seed_gives_the_same_video_and_another_seed_another() {
+        let a = Video::from_sgf(CAPTURE, 5, &small()).unwrap();
+        let b = Video::from_sgf(CAPTURE, 5, &small()).unwrap();
+        let c = Video::from_sgf(CAPTURE, 6, &small()).unwrap();
+        assert_eq!(a.len(), b.len());
+        for k in [0, a.len() / 2, a.len() - 1] {
+            assert_eq!(
+                a.frame(k).unwrap().rendered.frame,
+                b.frame(k).unwrap().rendered.frame
+            );
+        }
+        assert_ne!(
+            a.frame(0).unwrap().rendered.frame,
+            c.frame(0).unwrap().rendered.frame
+        );
+        // Sensor noise differs from frame to frame even when nothing moves.
+        let (f0, f1) = (a.frame(0).unwrap(), a.frame(1).unwrap());
+        assert_eq!(f0.stones, f1.stones);
+        assert_ne!(f0.rendered.frame, f1.rendered.frame);
+        assert!(a.frame(a.len()).is_none());
+    }
+
+    #[test]
+    fn a_bad_record_is_an_error() {
+        assert!(Video::from_sgf("(;GM[1]SZ[9];B[zz", 1, &small()).is_err());
+        assert!(Video::from_sgf("", 1, &small()).is_err());
+    }
+
+    #[test]
     fn hands_are_over_the_board_in_about_the_asked_share_of_frames() {
         let video = Video::from_sgf(&long_game(40), 3, &small()).unwrap();
         let n = video.len();

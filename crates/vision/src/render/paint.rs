@@ -44,6 +44,7 @@ struct Stage<'a> {
     hands: Vec<(HandShape, Homography)>,
 }
 
+/// Draws a scene: see [`super::render`].
 pub fn paint(scene: &Scene) -> Rendered {
     let mut camera = scene.camera.clone();
     camera.width = camera.width.clamp(1, MAX_SIDE);
