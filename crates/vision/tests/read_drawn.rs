@@ -126,3 +126,18 @@ fn a_bad_model_is_an_error() {
     assert!(StoneReader::from_onnx(b"not a network").is_err());
     assert!(StoneReader::from_onnx(&[]).is_err());
 }
+
+#[test]
+fn a_reader_can_move_to_another_thread() {
+    fn is_send<T: Send>(_: &T) {}
+    let reader = StoneReader::new().unwrap();
+    is_send(&reader);
+    let (frame, board) = scene(SLANTED, [1.0; 3], true);
+    let reading = std::thread::spawn(move || {
+        let mut reader = reader;
+        reader.read(&frame, &board)
+    })
+    .join()
+    .unwrap();
+    assert_eq!(wrong_points(&reading), vec![]);
+}
