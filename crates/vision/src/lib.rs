@@ -13,4 +13,7 @@ pub mod source;
 pub use find::{find_board, FoundBoard, NoBoard};
 pub use frame::{Frame, FrameError, PixelFormat};
 pub use homography::{fit_ransac, Homography, Point, RobustFit};
-pub use source::{read_image, FrameFolder, FrameSource, ImageFile, SourceError};
+pub use source::{
+    read_image, CameraSettings, FrameFolder, FrameSource, ImageFile, Latest, MjpegHttp,
+    SourceError, SourceSpec,
+};
