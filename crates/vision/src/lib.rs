@@ -9,6 +9,7 @@ pub mod homography;
 pub mod hough;
 pub mod overlay;
 pub mod source;
+pub mod track;
 
 pub use find::{find_board, FoundBoard, NoBoard};
 pub use frame::{Frame, FrameError, PixelFormat};
