@@ -8,10 +8,12 @@ use std::time::Duration;
 use crate::find::FoundBoard;
 use crate::frame::Frame;
 
+mod level;
 mod motion;
 mod settle;
 mod tracker;
 
+pub use level::LevelReader;
 pub use motion::{Cover, Motion};
 pub use settle::{Observation, SettleConfig, Settled, Settler, Stone};
 pub use tracker::{board_from_corners, TrackStatus, Tracked, Tracker};
@@ -127,6 +129,11 @@ impl Watcher {
             settled,
             board: Some(board),
         }
+    }
+
+    /// The last settled board, if any.
+    pub fn current(&self) -> Option<&Settled> {
+        self.settler.as_ref().and_then(Settler::current)
     }
 
     /// No frame came at `t` (the source failed): the board is unseen until frames return.
