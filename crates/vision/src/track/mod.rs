@@ -31,8 +31,9 @@ pub struct Status {
     pub board_found: bool,
     /// How the board was obtained, or why there is none.
     pub tracking: TrackStatus,
-    /// Points unseen on the settled board (all of them while there is no board).
-    pub unseen: usize,
+    /// Points unseen on the settled board; `None` before any board was seen (its size is
+    /// not known), when the whole board is unseen.
+    pub unseen: Option<usize>,
     /// A problem with the frames themselves (a stalled stream, an unplugged camera).
     pub source_error: Option<String>,
 }
@@ -46,10 +47,15 @@ impl Status {
             TrackStatus::Hidden => "tracking (board partly hidden)".into(),
             TrackStatus::Manual => "board placed by the configured corners".into(),
             TrackStatus::Lost(why) => format!("no board ({why})"),
+            TrackStatus::NoFrame => "no frame".into(),
+        };
+        let unseen = match self.unseen {
+            Some(n) => format!("{n} points unseen"),
+            None => "board unseen".into(),
         };
         match &self.source_error {
-            Some(e) => format!("{e}; {what}; {} points unseen", self.unseen),
-            None => format!("{what}; {} points unseen", self.unseen),
+            Some(e) => format!("{e}; {what}; {unseen}"),
+            None => format!("{what}; {unseen}"),
         }
     }
 }
@@ -118,7 +124,7 @@ impl Watcher {
             slot => slot.insert(Settler::new(size, self.config)),
         };
         let settled = settler.push(t, &readings).cloned();
-        let unseen = settler.current().map_or(size.area(), Settled::unseen);
+        let unseen = Some(settler.current().map_or(size.area(), Settled::unseen));
         Update {
             status: Status {
                 board_found: true,
@@ -139,13 +145,7 @@ impl Watcher {
     /// No frame came at `t` (the source failed): the board is unseen until frames return.
     pub fn no_frame(&mut self, t: Duration, why: String) -> Update {
         self.motion.reset();
-        let status = match self.tracker.board() {
-            Some(_) => TrackStatus::Hidden,
-            None => TrackStatus::Lost(crate::find::NoBoard::TooFewLines),
-        };
-        let mut u = self.unseen(t, status, Some(why));
-        u.status.board_found = false;
-        u
+        self.unseen(t, TrackStatus::NoFrame, Some(why))
     }
 
     fn unseen(&mut self, t: Duration, tracking: TrackStatus, why: Option<String>) -> Update {
@@ -157,7 +157,7 @@ impl Watcher {
             .settler
             .as_ref()
             .and_then(Settler::current)
-            .map_or(0, Settled::unseen);
+            .map(Settled::unseen);
         Update {
             status: Status {
                 board_found: false,

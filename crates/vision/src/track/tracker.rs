@@ -37,6 +37,8 @@ pub enum TrackStatus {
     Manual,
     /// No board in this frame: every point is unseen.
     Lost(NoBoard),
+    /// No frame came (the source failed): every point is unseen.
+    NoFrame,
 }
 
 /// A frame's board and how it was obtained.
