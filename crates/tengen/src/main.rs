@@ -6,6 +6,7 @@ mod backend;
 mod bench;
 mod bench_search;
 mod bundled;
+mod camera;
 mod classic_eval;
 mod config;
 mod convert;
