@@ -235,6 +235,12 @@ pub static TABLE: &[Param] = &[
             at: |p| &mut p.anti_mirror,
         },
     },
+    Param {
+        name: "genmoveAntiMirror",
+        field: Field::Flag {
+            at: |p| &mut p.genmove_anti_mirror,
+        },
+    },
 ];
 
 /// Why a parameter could not be read or set.

@@ -80,8 +80,11 @@ pub struct SearchParams {
     /// player the search is for, as KataGo defaults it).
     pub playout_doubling_advantage_pla: Option<Player>,
     /// Detect an opponent mirroring our moves and steer the search to break the mirror
-    /// (KataGo's `antiMirror`; see [`crate::mirror`]).
+    /// (KataGo's `antiMirror`; see [`crate::mirror`]): in analysis.
     pub anti_mirror: bool,
+    /// Likewise in a search for a move to play (KataGo's `genmoveAntiMirror`, on by
+    /// default); see [`SearchParams::for_genmove`].
+    pub genmove_anti_mirror: bool,
     /// Choose the move by lower confidence bound on utility rather than by visits.
     pub use_lcb_for_selection: bool,
     /// Standard deviations below the mean for the LCB.
@@ -143,6 +146,7 @@ impl Default for SearchParams {
             playout_doubling_advantage: 0.0,
             playout_doubling_advantage_pla: None,
             anti_mirror: false,
+            genmove_anti_mirror: true,
             use_lcb_for_selection: true,
             lcb_stdevs: 5.0,
             min_visit_prop_for_lcb: 0.15,
@@ -181,11 +185,20 @@ impl SearchParams {
     }
 
     /// Whether `other` would evaluate positions differently from `self`, so that a tree
-    /// built under one must not be reused under the other.
+    /// built under one must not be reused under the other. (Anti-mirror changes them only
+    /// where a mirror is seen; the search drops its tree when that changes.)
     pub fn changes_evaluations(&self, other: &SearchParams) -> bool {
         self.playout_doubling_advantage != other.playout_doubling_advantage
             || self.playout_doubling_advantage_pla != other.playout_doubling_advantage_pla
-            || self.anti_mirror != other.anti_mirror
+    }
+
+    /// These parameters as a search for a move to play uses them: with genmove's
+    /// anti-mirror setting (KataGo keeps separate genmove and analysis parameters).
+    pub fn for_genmove(&self) -> SearchParams {
+        SearchParams {
+            anti_mirror: self.genmove_anti_mirror,
+            ..self.clone()
+        }
     }
 }
 

@@ -36,7 +36,7 @@ pub enum SearchError {
 /// Counters of one search run.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct RunStats {
-    /// Playouts completed in this run.
+    /// Playouts completed in this run (a fresh root's evaluation counts as the first).
     pub playouts: u64,
     /// Network (or other evaluator) requests made in this run.
     pub evaluations: u64,
@@ -404,7 +404,8 @@ impl Search {
         }
         let priors: Vec<Prior> = priors.iter().map(|&(m, p)| Prior::new(m, p)).collect();
 
-        if inner.tree.root().state != State::Expanded {
+        let fresh = inner.tree.root().state != State::Expanded;
+        if fresh {
             inner.tree.nodes[0].state = State::Fresh;
             inner.tree.expand(0, pla, root_sample.utility, &priors);
             inner.tree.backup(&[0], &root_sample);
@@ -421,8 +422,11 @@ impl Search {
         inner.tree.set_center_liberties(0, liberties);
         inner.root_eval = Some(root_out);
         inner.error = None;
-        inner.started = 0;
-        inner.completed = 0;
+        // A fresh root's evaluation is the run's first playout, as KataGo counts it, so
+        // that `maxPlayouts` N on a new tree gives N root visits.
+        let root_playout = u64::from(fresh);
+        inner.started = root_playout;
+        inner.completed = root_playout;
         inner.collisions = 0;
         drop(inner);
         Ok(Arc::new(Run {
@@ -479,6 +483,12 @@ fn reuse(inner: &mut Inner, game: &Game, extra: &[(Player, Move)]) -> bool {
             Some(c) => n = c,
             None => return false,
         }
+    }
+    // A tree searched for the other player to move (a `set_player_to_move`, GTP's
+    // `genmove` out of turn) answers another question.
+    let end = &inner.tree.nodes[n as usize];
+    if end.state == State::Expanded && end.next_player != game.to_move() {
+        return false;
     }
     if n == 0 {
         return true;

@@ -61,6 +61,16 @@ fn playout_and_time_limits_stop_the_search() {
         })
         .unwrap();
     assert_eq!(stats.playouts, 120);
+    // As KataGo: on a fresh tree the root's evaluation is one of the N playouts...
+    assert_eq!(stats.root_visits, 120);
+    // ...and on a reused tree, N playouts add N visits to the root.
+    let stats = s
+        .run(Limits {
+            playouts: Some(50),
+            ..Limits::default()
+        })
+        .unwrap();
+    assert_eq!((stats.playouts, stats.root_visits), (50, 170));
 
     let t = Instant::now();
     s.run(Limits {
@@ -140,6 +150,19 @@ fn tree_is_reused_when_the_game_continues_and_dropped_otherwise() {
 
     // A different game (undo) cannot reuse anything.
     s.set_position(&g);
+    assert_eq!(s.stats().root_visits, 0);
+
+    // Nor can the same board with the other player to move.
+    s.run(Limits::visits(100)).unwrap();
+    s.set_position(&g);
+    assert_eq!(
+        s.stats().root_visits,
+        100,
+        "the same position keeps its tree"
+    );
+    let mut other = g.clone();
+    other.set_player_to_move(g.to_move().opp());
+    s.set_position(&other);
     assert_eq!(s.stats().root_visits, 0);
 }
 

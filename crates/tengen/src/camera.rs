@@ -14,7 +14,7 @@ use tengen_device::{Cell, Snapshot};
 use tengen_rules::{BoardSize, Player};
 use tengen_vision::source::v4l::FormatChoice;
 use tengen_vision::track::{
-    board_from_corners, LevelReader, SettleConfig, Settled, Status, Stone, TrackStatus, Tracker,
+    board_from_corners, default_reader, SettleConfig, Settled, Status, Stone, TrackStatus, Tracker,
     Watcher,
 };
 use tengen_vision::{CameraSettings, SourceSpec};
@@ -70,7 +70,7 @@ fn run(
     let stall = Duration::from_millis(c.stall_ms);
     let mut watcher = Watcher::with_tracker(
         tracker,
-        Box::new(LevelReader),
+        default_reader(),
         SettleConfig {
             settle: Duration::from_millis(c.settle_ms),
             ..SettleConfig::default()

@@ -283,8 +283,8 @@ pub fn run(a: GtpArgs) -> Result<()> {
 }
 
 /// The GTP engine's settings: the spec's, with what only the KataGo config and command
-/// line say (identity, lag buffer, resignation turns, search chat, search parameters)
-/// over them.
+/// line say (identity, lag buffer, resignation turns, search chat, reporting, search
+/// parameters) over them.
 fn gtp_config(
     spec: &EngineSpec,
     s: &Settings,
@@ -308,10 +308,20 @@ fn gtp_config(
     if let Some(chat) = s.ogs_chat {
         config.ogs_chat_to_stderr = chat;
     }
+    if s.pondering == Some(true) {
+        config.pondering = Some(s.ponder_limits);
+    }
+    config.report_as = s.report_as.unwrap_or(config.report_as);
+    config.analysis_pv_len = s.pv_len.unwrap_or(config.analysis_pv_len);
     config.playouts = s.max_playouts.or(config.playouts);
     config.search_factors = s.search_factors;
     for setting in &s.search {
         setting.apply(&mut config.params);
+    }
+    // As KataGo: without genmoveAntiMirror, a config's antiMirror is genmove's too.
+    let given = |name: &str| s.search.iter().any(|x| x.param_name() == Some(name));
+    if given("antiMirror") && !given("genmoveAntiMirror") {
+        config.params.genmove_anti_mirror = config.params.anti_mirror;
     }
     config
 }
@@ -413,8 +423,9 @@ impl<W: Write> Write for Touching<'_, W> {
 }
 
 /// Serves one GTP conversation: lines from `input`, read on their own thread so that a
-/// running analysis sees the next command arrive and stops, as clients expect; replies
-/// to `out`. Ends at `quit` or when the input ends. `activity` is told while a command runs.
+/// running analysis or pondering sees the next command arrive and stops, as clients
+/// expect; replies to `out`. Ends at `quit` or when the input ends. `activity` is told
+/// while a command runs.
 fn serve_session(
     engine: &mut Engine,
     input: impl Read + Send + 'static,
@@ -467,26 +478,55 @@ fn serve_session(
             pending = analyze(engine, *kind, request, line.id, &rx, out)?;
             activity.set_busy(false);
             write_chat(engine);
-            continue;
-        }
-        activity.set_busy(true);
-        let reply = match cmd {
-            Command::KataSearchCancellable(pla) => {
-                let (reply, next) = search_cancellable(engine, pla, &rx)?;
-                pending = next;
-                reply
+        } else {
+            activity.set_busy(true);
+            let reply = match cmd {
+                Command::KataSearchCancellable(pla) => {
+                    let (reply, next) = search_cancellable(engine, pla, &rx)?;
+                    pending = next;
+                    reply
+                }
+                _ => engine.execute(&cmd),
+            };
+            activity.set_busy(false);
+            write_chat(engine);
+            write_reply(out, &reply, line.id)?;
+            if engine.quit_requested() {
+                break;
             }
-            _ => engine.execute(&cmd),
-        };
-        activity.set_busy(false);
-        write_chat(engine);
-        write_reply(out, &reply, line.id)?;
-        if engine.quit_requested() {
-            break;
+            if matches!(reply, Reply::Failure(_)) {
+                continue;
+            }
+        }
+        if pending.is_none() && engine.start_pondering(&cmd) {
+            match ponder(engine, &rx)? {
+                Some(next) => pending = Some(next),
+                None => break,
+            }
         }
     }
     engine.stop();
     Ok(())
+}
+
+/// Pondering, once started: until the next input line (which stops it and is returned)
+/// or its limits; `None` when the input ends first.
+fn ponder(engine: &mut Engine, rx: &mpsc::Receiver<Line>) -> Result<Option<Line>> {
+    let waited = wait(engine, rx, Until::LineOrSearchEnd, Duration::ZERO, |_| {
+        Ok(())
+    })?;
+    let visits = engine.stop_pondering();
+    Ok(match waited {
+        Waited::Line(l) => {
+            log::info!("pondering stopped by the next command: {visits} visits in the tree");
+            Some(l)
+        }
+        Waited::SearchEnded => {
+            log::info!("pondering reached its limits: {visits} visits in the tree");
+            rx.recv().ok()
+        }
+        Waited::InputEnded => None,
+    })
 }
 
 /// KataGo's `ogsChatToStderr`: the search summary of a chosen move, for bot bridges.
@@ -508,24 +548,22 @@ fn search_cancellable(
         Ok(p) => p,
         Err(e) => return Ok((Reply::Failure(e), None)),
     };
-    let (mut next, mut cancelled, mut input_open) = (None, false, true);
-    let tick = Duration::from_millis(20);
-    while engine.is_searching() {
-        if !input_open {
+    let no_report = |_: &Engine| Ok(());
+    let (next, cancelled) = match wait(
+        engine,
+        rx,
+        Until::LineOrSearchEnd,
+        Duration::ZERO,
+        no_report,
+    )? {
+        Waited::Line(l) => (Some(l), engine.is_searching()),
+        Waited::SearchEnded => (None, false),
+        Waited::InputEnded => {
             // No line can come to cancel it: the search ends at its limits.
-            std::thread::sleep(tick);
-            continue;
+            wait(engine, rx, Until::SearchEnd, Duration::ZERO, no_report)?;
+            (None, false)
         }
-        match rx.recv_timeout(tick) {
-            Ok(l) => {
-                cancelled = engine.is_searching();
-                next = Some(l);
-                break;
-            }
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
-            Err(mpsc::RecvTimeoutError::Disconnected) => input_open = false,
-        }
-    }
+    };
     Ok((engine.finish_search(pending, cancelled), next))
 }
 
@@ -536,6 +574,61 @@ fn write_reply(out: &mut impl Write, reply: &Reply, id: Option<u64>) -> Result<(
 }
 
 type Line = Result<String, LineError>;
+
+/// What ends a [`wait`] besides the end of the input.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Until {
+    /// The search's end; input lines wait (a genmove form that is not cancellable).
+    SearchEnd,
+    /// The next input line (an analysis, which searches until the client speaks).
+    Line,
+    /// Whichever comes first (a cancellable search, pondering).
+    LineOrSearchEnd,
+}
+
+/// How a [`wait`] ended.
+enum Waited {
+    /// The next input line arrived (the search may still run).
+    Line(Line),
+    /// The search ended.
+    SearchEnded,
+    /// The input ended.
+    InputEnded,
+}
+
+/// Waits for the next input line or the engine's search to end, as `until` says, calling
+/// `report` every `interval` meanwhile (zero: never). The one loop of every command that
+/// searches while the client may speak.
+fn wait(
+    engine: &Engine,
+    rx: &mpsc::Receiver<Line>,
+    until: Until,
+    interval: Duration,
+    mut report: impl FnMut(&Engine) -> Result<()>,
+) -> Result<Waited> {
+    // How often the search's end is looked for: short, so that no answer waits on a
+    // report interval.
+    const POLL: Duration = Duration::from_millis(10);
+    let mut next_report = Instant::now() + interval;
+    loop {
+        if until != Until::Line && !engine.is_searching() {
+            return Ok(Waited::SearchEnded);
+        }
+        if until == Until::SearchEnd {
+            std::thread::sleep(POLL);
+        } else {
+            match rx.recv_timeout(POLL) {
+                Ok(l) => return Ok(Waited::Line(l)),
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(Waited::InputEnded),
+            }
+        }
+        if !interval.is_zero() && Instant::now() >= next_report {
+            report(engine)?;
+            next_report = Instant::now() + interval;
+        }
+    }
+}
 
 /// Runs a streaming analysis command: `=id`, then a report line every interval until the
 /// next input line arrives (or, for the genmove forms, until the move is chosen and
@@ -558,57 +651,35 @@ fn analyze(
     let id = id.map(|i| i.to_string()).unwrap_or_default();
     writeln!(out, "={id}")?;
     out.flush()?;
-    // An interval of 0 means no periodic reports; poll the search anyway.
-    let report = !a.interval.is_zero();
-    let tick = if report {
-        a.interval.max(Duration::from_millis(10))
+    // KataGo reports no more often than every 10 ms.
+    let interval = if a.interval.is_zero() {
+        Duration::ZERO
     } else {
-        Duration::from_millis(50)
+        a.interval.max(Duration::from_millis(10))
     };
-    let mut next = None;
-    let mut cancelled = false;
-    loop {
-        if a.genmove && !kind.cancellable() {
-            std::thread::sleep(tick);
-            if !engine.is_searching() {
-                break;
-            }
-        } else if a.genmove {
-            // kata-search_analyze_cancellable: its move, or the next line, whichever first.
-            match rx.recv_timeout(tick) {
-                Ok(l) => {
-                    cancelled = engine.is_searching();
-                    next = Some(l);
-                    break;
-                }
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
-                Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    while engine.is_searching() {
-                        std::thread::sleep(tick);
-                    }
-                }
-            }
-            if !engine.is_searching() {
-                break;
-            }
-        } else {
-            match rx.recv_timeout(tick) {
-                Ok(l) => {
-                    next = Some(l);
-                    break;
-                }
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
-                Err(mpsc::RecvTimeoutError::Disconnected) => break,
-            }
+    let until = match (a.genmove, kind.cancellable()) {
+        (false, _) => Until::Line,
+        (true, false) => Until::SearchEnd,
+        (true, true) => Until::LineOrSearchEnd,
+    };
+    let mut report = |engine: &Engine| -> Result<()> {
+        if let Some(line) = engine.analyze_line(&a) {
+            writeln!(out, "{line}")?;
+            out.flush()?;
         }
-        if report {
-            if let Some(line) = engine.analyze_line(&a) {
-                writeln!(out, "{line}")?;
-                out.flush()?;
-            }
+        Ok(())
+    };
+    let (next, cancelled) = match wait(engine, rx, until, interval, &mut report)? {
+        Waited::Line(l) => (Some(l), a.genmove && engine.is_searching()),
+        Waited::SearchEnded => (None, false),
+        Waited::InputEnded if a.genmove => {
+            // kata-search_analyze_cancellable without input: its move, at its limits.
+            wait(engine, rx, Until::SearchEnd, interval, &mut report)?;
+            (None, false)
         }
-    }
-    if a.genmove && report {
+        Waited::InputEnded => (None, false),
+    };
+    if a.genmove && !interval.is_zero() {
         if let Some(line) = engine.analyze_line(&a) {
             writeln!(out, "{line}")?;
         }

@@ -6,12 +6,13 @@
 //! A bad value is an error naming the key and where it was given.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use tengen_protocol::analysis::Perspective;
 use tengen_protocol::gtp::search_factor::SearchFactors;
 use tengen_protocol::params::{self, Setting};
 use tengen_rules::{HandicapBonus, Rules, ScoringRule, TaxRule};
-use tengen_search::SearchParams;
+use tengen_search::{Limits, SearchParams};
 
 use crate::katago_config::{Entry, KataConfig, Origin};
 
@@ -106,7 +107,6 @@ macro_rules! search_real {
     };
 }
 
-const NO_PONDER: &str = "Tengen does not ponder";
 const NO_SEARCH_OPTION: &str = "a KataGo search option Tengen does not have";
 const NO_DATA_FILES: &str = "Tengen keeps no data files there";
 
@@ -117,10 +117,11 @@ static KEYS: &[Key] = keys![
     "maxVisits" Both => set!(|s, v| s.max_visits = Some(count(v, 1, 1 << 50)?)),
     "maxTime" Both => set!(|s, v| s.max_time = Some(real(v, 1e-3, 1e9)?)),
     "maxPlayouts" Both => set!(|s, v| s.max_playouts = Some(count(v, 1, 1 << 50)?)),
-    "ponderingEnabled" Gtp => Meaning::Unused(NO_PONDER),
-    "maxVisitsPondering" Gtp => Meaning::Unused(NO_PONDER),
-    "maxPlayoutsPondering" Gtp => Meaning::Unused(NO_PONDER),
-    "maxTimePondering" Gtp => Meaning::Unused(NO_PONDER),
+    "ponderingEnabled" Gtp => set!(|s, v| s.pondering = Some(flag(v)?)),
+    "maxVisitsPondering" Gtp => set!(|s, v| s.ponder_limits.visits = Some(count(v, 1, 1 << 50)?)),
+    "maxPlayoutsPondering" Gtp => set!(|s, v| s.ponder_limits.playouts = Some(count(v, 1, 1 << 50)?)),
+    // KataGo's 1e20 (its default) is no limit.
+    "maxTimePondering" Gtp => set!(|s, v| s.ponder_limits.time = Duration::try_from_secs_f64(real(v, 0.0, 1e20)?).ok()),
     "lagBuffer" Gtp => set!(|s, v| s.lag_buffer = Some(real(v, 0.0, 3600.0)?)),
     "searchFactorWhenWinning" Gtp => set!(|s, v| s.search_factors.when_winning = real(v, 0.01, 1.0)?),
     "searchFactorWhenWinningThreshold" Gtp => set!(|s, v| s.search_factors.when_winning_threshold = real(v, 0.0, 1.0)?),
@@ -152,8 +153,8 @@ static KEYS: &[Key] = keys![
     "defaultBoardSize" Gtp => Meaning::Unused("a game starts at 19x19 until boardsize"),
     "ignoreGTPAndForceKomi" Gtp => Meaning::Unused("Tengen takes komi from the controller"),
     // What analysis reports.
-    "reportAnalysisWinratesAs" Analysis => set!(|s, v| s.report_as = Some(v.parse::<Perspective>()?)),
-    "analysisPVLen" Analysis => set!(|s, v| s.pv_len = Some(count(v, 1, 1000)?)),
+    "reportAnalysisWinratesAs" Both => set!(|s, v| s.report_as = Some(v.parse::<Perspective>()?)),
+    "analysisPVLen" Both => set!(|s, v| s.pv_len = Some(count(v, 1, 1000)?)),
     // Identity (Tengen's own keys).
     "gtpName" Gtp => set!(|s, v| s.name = Some(word(v)?)),
     "gtpVersion" Gtp => set!(|s, v| s.version = Some(word(v)?)),
@@ -254,6 +255,10 @@ pub struct Settings {
     /// How much shorter `genmove`'s search gets after passes and when winning (KataGo's
     /// defaults, all 1.0, change nothing).
     pub search_factors: SearchFactors,
+    /// Whether `genmove` ponders (searches on until the next command).
+    pub pondering: Option<bool>,
+    /// Limits of pondering (none by default, as in KataGo).
+    pub ponder_limits: Limits,
     /// Search threads (per analysis thread, for analysis).
     pub threads: Option<usize>,
     /// Positions analysed at once.
@@ -272,9 +277,9 @@ pub struct Settings {
     pub rules: Option<Rules>,
     /// Seconds kept in hand for network and controller delays.
     pub lag_buffer: Option<f64>,
-    /// Whose view analysis reports values from.
+    /// Whose view analysis reports values from (JSON responses, GTP analysis lines).
     pub report_as: Option<Perspective>,
-    /// PV length of analysis.
+    /// Moves of a reported variation after its first.
     pub pv_len: Option<usize>,
     /// Whether to write a search summary to standard error after each chosen move.
     pub ogs_chat: Option<bool>,
@@ -327,6 +332,14 @@ pub enum SearchSetting {
 }
 
 impl SearchSetting {
+    /// The name of the protocol's parameter it sets, if it sets one of those.
+    pub fn param_name(&self) -> Option<&'static str> {
+        match self {
+            SearchSetting::Param(s) => Some(s.param().name),
+            _ => None,
+        }
+    }
+
     /// Sets the parameter in `p`.
     pub fn apply(&self, p: &mut SearchParams) {
         match *self {
@@ -665,5 +678,28 @@ mod tests {
         assert!(e.contains("searchFactorAfterOnePass"), "{e}");
         let e = read_text("maxPlayouts = 0\n", &[], Tool::Gtp).unwrap_err();
         assert!(e.contains("maxPlayouts"), "{e}");
+    }
+
+    #[test]
+    fn pondering_keys_set_pondering_and_its_limits() {
+        let text = "ponderingEnabled = true\nmaxVisitsPondering = 5000\n\
+                    maxPlayoutsPondering = 3000\nmaxTimePondering = 60.0\n";
+        let (s, report) = read_text(text, &[], Tool::Gtp).unwrap();
+        assert_eq!(s.pondering, Some(true));
+        let l = s.ponder_limits;
+        assert_eq!((l.visits, l.playouts), (Some(5000), Some(3000)));
+        assert_eq!(l.time, Some(Duration::from_secs(60)));
+        assert!(report.unused.is_empty(), "{:?}", report.unused);
+        // KataGo's own default, 1e20 seconds, is no limit.
+        let (s, _) = read_text("maxTimePondering = 1e20\n", &[], Tool::Gtp).unwrap();
+        assert_eq!(s.ponder_limits.time, None);
+        let e = read_text("ponderingEnabled = often\n", &[], Tool::Gtp).unwrap_err();
+        assert!(
+            e.contains("ponderingEnabled") && e.contains("line 1"),
+            "{e}"
+        );
+        // The analysis engine does not ponder.
+        let (s, report) = read_text(text, &[], Tool::Analysis).unwrap();
+        assert_eq!((s.pondering, report.unused.len()), (None, 4));
     }
 }

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use tengen_vision::source::v4l::FormatChoice;
-use tengen_vision::track::{LevelReader, SettleConfig, Settled, Stone, Watcher};
+use tengen_vision::track::{default_reader, SettleConfig, Settled, Stone, Watcher};
 use tengen_vision::{
     find_board, overlay, read_image, CameraSettings, FoundBoard, Frame, SourceSpec,
 };
@@ -127,7 +127,7 @@ fn read(a: ReadArgs) -> Result<()> {
     let step = Duration::from_secs_f64(1.0 / a.folder_fps.max(0.01));
     let mut source = spec.open(&camera, Duration::from_millis(a.stall_ms.max(1)))?;
     let mut watcher = Watcher::new(
-        Box::new(LevelReader),
+        default_reader(),
         SettleConfig {
             settle,
             ..SettleConfig::default()

@@ -587,12 +587,12 @@ fn search_factors_shorten_genmove_after_the_opponents_pass() {
     };
     assert_eq!(visits("boardsize 9\nplay w E5\ngenmove b\nquit\n"), 40);
     assert_eq!(visits("boardsize 9\nplay w pass\ngenmove b\nquit\n"), 20);
-    // maxPlayouts bounds the new playouts too, and is scaled likewise. Tengen's search
-    // evaluates a fresh root before its playouts, so the root has one visit more.
+    // maxPlayouts bounds the new playouts too, and is scaled likewise. On a fresh tree the
+    // root's evaluation is the first playout, as in KataGo: N playouts, N root visits.
     let text = std::fs::read_to_string(&cfg).unwrap();
     std::fs::write(&cfg, format!("{text}maxPlayouts = 15\n")).unwrap();
-    assert_eq!(visits("boardsize 9\nplay w E5\ngenmove b\nquit\n"), 15 + 1);
-    assert_eq!(visits("boardsize 9\nplay w pass\ngenmove b\nquit\n"), 8 + 1);
+    assert_eq!(visits("boardsize 9\nplay w E5\ngenmove b\nquit\n"), 15);
+    assert_eq!(visits("boardsize 9\nplay w pass\ngenmove b\nquit\n"), 8);
 }
 
 #[test]
@@ -610,4 +610,148 @@ fn max_playouts_bounds_a_querys_visits() {
         &format!("{QUERY}\n"),
     );
     assert_eq!(root_visits(&run), 12);
+}
+
+/// The last report line of each streaming answer in a GTP run's output.
+fn last_reports(stdout: &str) -> Vec<String> {
+    stdout
+        .split("\n\n")
+        .filter_map(|block| block.lines().rfind(|l| l.starts_with("info ")))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The number after ` KEY ` in a report line's part `part`.
+fn field(part: &str, key: &str) -> f64 {
+    let after = part
+        .split(&format!(" {key} "))
+        .nth(1)
+        .unwrap_or_else(|| panic!("no {key} in {part}"));
+    after.split(' ').next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn gtp_analysis_reports_values_and_variations_as_configured() {
+    let dir = tempfile::tempdir().unwrap();
+    // With a komi of 50, White is far ahead whoever is to move.
+    let script = "boardsize 9\nkomi 50\nplay b E5\n\
+                  kata-search_analyze w interval 5 rootInfo true\nplay w C3\n\
+                  kata-search_analyze b interval 5 rootInfo true\n\
+                  lz-genmove_analyze b 5\nquit\n";
+    // The reported root lead with Black and with White to move, the lz winrate of a move
+    // of Black's, and the longest variation shown.
+    let run_with = |keys: &str| {
+        let cfg = write(dir.path(), "r.cfg", &format!("maxVisits = 60\n{keys}"));
+        // The bundled network, which knows what a komi of 50 means.
+        let run = tengen(&["gtp", "-config", cfg.to_str().unwrap()], script);
+        assert_eq!(run.code, Some(0), "{}", run.stderr);
+        let reports = last_reports(&run.stdout);
+        assert_eq!(reports.len(), 3, "{}", run.stdout);
+        let root = |r: &str| field(r.split(" rootInfo").nth(1).unwrap(), "scoreLead");
+        let lz_winrate = field(&reports[2], "winrate");
+        let longest_pv = run
+            .stdout
+            .lines()
+            .flat_map(|l| l.split("info move").skip(1))
+            .map(|info| {
+                let pv = info.split(" pv ").nth(1).unwrap().split(' ');
+                // The variation's vertices, up to the next field's name (`rootInfo`, ...).
+                let vertex = |w: &&str| w.get(1..).is_some_and(|n| n.parse::<u8>().is_ok());
+                pv.take_while(|w| vertex(w) || *w == "pass").count()
+            })
+            .max()
+            .unwrap();
+        (root(&reports[1]), root(&reports[0]), lz_winrate, longest_pv)
+    };
+    let (b_to_move, w_to_move, lz, longest) = run_with("");
+    assert!(
+        b_to_move < -10.0 && w_to_move > 10.0,
+        "{b_to_move} {w_to_move}"
+    );
+    assert!(lz < 5000.0, "{lz}");
+    assert!(longest > 2, "{longest}");
+    let (b_to_move, w_to_move, lz, _) = run_with("reportAnalysisWinratesAs = BLACK\n");
+    assert!(
+        b_to_move < -10.0 && w_to_move < -10.0,
+        "{b_to_move} {w_to_move}"
+    );
+    assert!(lz < 5000.0, "{lz}");
+    let (b_to_move, w_to_move, lz, _) = run_with("reportAnalysisWinratesAs = WHITE\n");
+    assert!(
+        b_to_move > 10.0 && w_to_move > 10.0,
+        "{b_to_move} {w_to_move}"
+    );
+    assert!(lz > 5000.0, "{lz}");
+    let (_, _, _, longest) = run_with("analysisPVLen = 1\n");
+    assert_eq!(longest, 2);
+}
+
+/// GTP lines of a 19x19 game where White has answered each of Black's 16 moves with its
+/// reflection through the centre.
+fn mirrored_game() -> String {
+    let cols = "ABCDEFGHJKLMNOPQRST";
+    let mut lines = String::new();
+    for mv in [
+        "D4", "K3", "G6", "O5", "C7", "R3", "F2", "M8", "B9", "H4", "P7", "E8", "Q2", "L6", "J9",
+        "A5",
+    ] {
+        let col = cols.find(&mv[..1]).unwrap();
+        let row: usize = mv[1..].parse().unwrap();
+        let reflected = format!("{}{}", &cols[18 - col..19 - col], 20 - row);
+        lines.push_str(&format!("play b {mv}\nplay w {reflected}\n"));
+    }
+    lines
+}
+
+#[test]
+fn genmove_anti_mirror_is_on_by_default_and_follows_anti_mirror_as_in_katago() {
+    let dir = tempfile::tempdir().unwrap();
+    // The centre's visits when searching Black's move as genmove does, and the two
+    // settings as kata-get-param reads them.
+    let run_with = |keys: &str| {
+        let cfg = write(dir.path(), "m.cfg", &format!("maxVisits = 100\n{keys}"));
+        let script = format!(
+            "{}kata-search_analyze b interval 1000 maxmoves 400\n\
+             kata-get-param genmoveAntiMirror\nkata-get-param antiMirror\nquit\n",
+            mirrored_game()
+        );
+        let run = tengen(&["gtp", "-config", cfg.to_str().unwrap()], &script);
+        let r = replies(&run);
+        let search = &r[r.len() - 4];
+        let centre = search
+            .split("info move K10 visits ")
+            .last()
+            .filter(|_| search.contains("info move K10 "))
+            .map_or(0, |after| after.split(' ').next().unwrap().parse().unwrap());
+        (centre, r[r.len() - 3].clone(), r[r.len() - 2].clone())
+    };
+    // Anti-mirror search gives the centre forced visits; KataGo's defaults: on for
+    // genmove, off for analysis.
+    let (centre, genmove, analysis) = run_with("");
+    assert!(centre > 0);
+    assert_eq!((genmove.as_str(), analysis.as_str()), ("true", "false"));
+    let (centre, genmove, analysis) = run_with("antiMirror = false\n");
+    assert_eq!(centre, 0);
+    assert_eq!((genmove.as_str(), analysis.as_str()), ("false", "false"));
+    let (centre, genmove, _) = run_with("genmoveAntiMirror = false\nantiMirror = true\n");
+    assert_eq!(centre, 0);
+    assert_eq!(genmove, "false");
+    let (centre, genmove, analysis) = run_with("antiMirror = true\n");
+    assert!(centre > 0);
+    assert_eq!((genmove.as_str(), analysis.as_str()), ("true", "true"));
+}
+
+#[test]
+fn a_genmove_form_answers_when_its_move_is_chosen_not_at_its_next_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write(dir.path(), "i.cfg", "maxVisits = 20\n");
+    let start = std::time::Instant::now();
+    // Reports every 100 s; the 20 visits take a moment.
+    let run = tengen(
+        &["gtp", "-config", cfg.to_str().unwrap()],
+        "boardsize 9\nkata-genmove_analyze b interval 10000\nquit\n",
+    );
+    let r = replies(&run);
+    assert!(r[1].lines().last().unwrap().starts_with("play "), "{r:?}");
+    assert!(start.elapsed() < std::time::Duration::from_secs(30));
 }

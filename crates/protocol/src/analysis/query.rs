@@ -618,8 +618,8 @@ impl Overrides {
                         .parse::<Perspective>()?;
                     out.perspective = Some(p);
                 }
-                // GTP's own setting: KataGo's analysis engine does not know it either.
-                "analysisWideRootNoise" => out.unknown.push(k.clone()),
+                // GTP's own settings: KataGo's analysis engine does not know them either.
+                "analysisWideRootNoise" | "genmoveAntiMirror" => out.unknown.push(k.clone()),
                 _ => {
                     let Ok(param) = crate::params::find(k) else {
                         out.unknown.push(k.clone());
@@ -668,7 +668,7 @@ mod tests {
             Err(e) => Err(e.to_string()),
         };
         let (q, w) = query(
-            r#","overrideSettings":{"cpuctExploration":0.9,"useLcbForSelection":false,"maxVisits":7,"nope":1,"zap":"x","analysisWideRootNoise":0.1}"#,
+            r#","overrideSettings":{"cpuctExploration":0.9,"useLcbForSelection":false,"maxVisits":7,"nope":1,"zap":"x","analysisWideRootNoise":0.1,"genmoveAntiMirror":false}"#,
         )
         .unwrap();
         assert_eq!(q.params.cpuct_exploration, 0.9);
@@ -678,7 +678,7 @@ mod tests {
         let warned: Vec<String> = w.iter().map(|w| w["warning"].to_string()).collect();
         assert_eq!(
             warned,
-            ["\"Unknown config params: analysisWideRootNoise,nope,zap\""]
+            ["\"Unknown config params: analysisWideRootNoise,genmoveAntiMirror,nope,zap\""]
         );
         assert_eq!(q.params.analysis_wide_root_noise, 0.0);
         // A bad value fails the query, naming the setting.

@@ -2,34 +2,10 @@
 //! reports (KataGo's `reportAnalysisWinratesAs`).
 
 use serde_json::{json, Value};
-use tengen_rules::Player;
 use tengen_search::Analysis;
 
 use super::query::Task;
-
-/// Whose point of view values are reported from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Perspective {
-    /// Black's (KataGo's default).
-    Black,
-    /// White's.
-    White,
-    /// The player to move's.
-    SideToMove,
-}
-
-impl std::str::FromStr for Perspective {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.to_ascii_uppercase().as_str() {
-            "BLACK" | "B" => Ok(Perspective::Black),
-            "WHITE" | "W" => Ok(Perspective::White),
-            "SIDETOMOVE" => Ok(Perspective::SideToMove),
-            _ => Err(format!("{s:?} is not BLACK, WHITE or SIDETOMOVE")),
-        }
-    }
-}
+pub use crate::perspective::Perspective;
 
 /// The response for `task` from snapshot `a`.
 pub fn response(
@@ -40,11 +16,7 @@ pub fn response(
     perspective: Perspective,
 ) -> Value {
     let size = a.size;
-    let flip = match perspective {
-        Perspective::Black => true,
-        Perspective::White => false,
-        Perspective::SideToMove => a.root.current_player == Player::Black,
-    };
+    let flip = perspective.flips(a.root.current_player);
     // Snapshots are in White's view; `lcb` is the mover's bound written in White's terms,
     // so flipping turns every field into the reported player's view.
     let wr = |w: f64| if flip { 1.0 - w } else { w };

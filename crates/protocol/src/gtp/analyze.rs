@@ -1,6 +1,7 @@
 //! The analysis commands' arguments and output lines: KataGo's `kata-analyze` and Leela
 //! Zero's `lz-analyze` (also Sabaki's `analyze`), and their `genmove_analyze` forms.
-//! Values are from the side to move's point of view, as KataGo's GTP reports them.
+//! Values are from the configured point of view (KataGo's `reportAnalysisWinratesAs`;
+//! the side to move's by default, as KataGo's GTP reports them).
 
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -9,6 +10,7 @@ use tengen_rules::{BoardSize, Player};
 use tengen_search::{Analysis, FilterRule};
 
 use super::analyze_request::AnalyzeRequest;
+use crate::perspective::Perspective;
 
 /// Which output format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,13 +99,14 @@ fn push_values(out: &mut String, name: &str, values: Option<&[f32]>, f: impl Fn(
     }
 }
 
-/// One report line for `a` (no newline), or `None` when there is nothing to report yet.
-pub fn format_line(a: &Analysis, args: &AnalyzeArgs) -> Option<String> {
+/// One report line for `a` (no newline) with values in `view`, or `None` when there is
+/// nothing to report yet.
+pub fn format_line(a: &Analysis, args: &AnalyzeArgs, view: Perspective) -> Option<String> {
     let size = a.size;
-    // Side-to-move view: flip White's values when Black is to move.
-    let black = a.root.current_player == Player::Black;
-    let wr = |w: f64| if black { 1.0 - w } else { w };
-    let pts = |s: f64| if black { -s } else { s };
+    // The snapshot is in White's view.
+    let flip = view.flips(a.root.current_player);
+    let wr = |w: f64| if flip { 1.0 - w } else { w };
+    let pts = |s: f64| if flip { -s } else { s };
     let moves: Vec<_> = a.moves.iter().take(args.max_moves).collect();
     if moves.is_empty() {
         return None;

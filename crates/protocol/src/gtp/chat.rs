@@ -8,14 +8,16 @@ use std::fmt;
 use tengen_rules::{Move, Player};
 use tengen_search::{Analysis, SearchParams};
 
-/// The summary of one move's search, from the mover's point of view.
+use crate::perspective::Perspective;
+
+/// The summary of one move's search, from the reported point of view.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SearchChat {
     /// Root visits.
     pub visits: u64,
-    /// The mover's chance of winning, 0 to 1.
+    /// The reported player's chance of winning, 0 to 1.
     pub winrate: f64,
-    /// The mover's expected lead, points.
+    /// The reported player's expected lead, points.
     pub score_lead: f64,
     /// The stdev of the final score, points.
     pub score_stdev: f64,
@@ -26,19 +28,22 @@ pub struct SearchChat {
 }
 
 impl SearchChat {
-    /// The summary of `analysis`, searched with `params`, after `mover` chose `chosen`:
-    /// its PV is the chosen move's (just the move if the search never visited it).
+    /// The summary of `analysis`, searched with `params`, after `mover` chose `chosen`,
+    /// with values in `view` (the mover's is KataGo's side to move): its PV is the chosen
+    /// move's (just the move if the search never visited it).
     pub fn new(
         analysis: &Analysis,
         params: &SearchParams,
         mover: Player,
         chosen: Move,
+        view: Perspective,
     ) -> SearchChat {
         let r = &analysis.root;
         // The search reports White's values.
-        let (winrate, score_lead) = match mover {
-            Player::White => (r.winrate, r.score_lead),
-            Player::Black => (1.0 - r.winrate, -r.score_lead),
+        let (winrate, score_lead) = if view.flips(mover) {
+            (1.0 - r.winrate, -r.score_lead)
+        } else {
+            (r.winrate, r.score_lead)
         };
         let pv = match analysis.moves.iter().find(|m| m.mv == chosen) {
             Some(m) => m.pv.clone(),

@@ -29,6 +29,7 @@ use super::search_factor::{self, SearchFactors};
 use super::vertex::Vertex;
 use super::{parse_line, time_control, Command, Line, Reply};
 use crate::params::{self, Setting};
+use crate::perspective::Perspective;
 
 /// How the engine plays.
 #[derive(Clone, Debug)]
@@ -74,6 +75,15 @@ pub struct EngineConfig {
     /// KataGo's `ogsChatToStderr`: after each move a search chooses, keep a
     /// [`SearchChat`] summary for [`Engine::take_chat`] (the binary writes it to stderr).
     pub ogs_chat_to_stderr: bool,
+    /// Whose view analysis lines and the search chat report values from (KataGo's
+    /// `reportAnalysisWinratesAs`).
+    pub report_as: Perspective,
+    /// Moves of a reported variation after its first (KataGo's `analysisPVLen`).
+    pub analysis_pv_len: usize,
+    /// KataGo's pondering: after a move is generated or played, search on within these
+    /// limits until the next command, so that the next move's search starts with a tree
+    /// (see [`Engine::start_pondering`]); `None`: no pondering.
+    pub pondering: Option<Limits>,
 }
 
 impl Default for EngineConfig {
@@ -98,6 +108,10 @@ impl Default for EngineConfig {
             sgf_access: SgfAccess::Any,
             models: Vec::new(),
             ogs_chat_to_stderr: false,
+            report_as: Perspective::SideToMove,
+            // Tengen's GTP has always shown 15 moves (KataGo's default shows 14).
+            analysis_pv_len: 14,
+            pondering: None,
         }
     }
 }
@@ -188,7 +202,7 @@ impl Engine {
         let size = BoardSize::square(19).expect("19x19 is a valid size");
         let game = Game::new(size, config.rules);
         let evaluator = source(size)?;
-        let mut search = Search::new(evaluator.clone(), config.params.clone());
+        let mut search = Search::new(evaluator.clone(), config.params.for_genmove());
         search.set_interrupt(config.interrupt.clone());
         let resign = ResignTracker::new(
             config.resign_below.unwrap_or(-1.0),
@@ -245,7 +259,7 @@ impl Engine {
             self.evaluator = (self.source)(size)?;
             self.search_size = size;
         }
-        self.search = Search::new(self.evaluator.clone(), config.params.clone());
+        self.search = Search::new(self.evaluator.clone(), config.params.for_genmove());
         self.search.set_interrupt(config.interrupt.clone());
         self.game = Game::new(size, config.rules);
         self.clocks = [Clock::unlimited(), Clock::unlimited()];
@@ -470,6 +484,60 @@ impl Engine {
         }
     }
 
+    /// Starts pondering after `after` if the configuration asks for it and `after` is a
+    /// command KataGo ponders after (a move generated or played; `komi` or `time_left`
+    /// once the game has moves, as controllers send them every move): searches the
+    /// current position in the background within the pondering limits. The transport
+    /// ends it with [`Engine::stop_pondering`] when the next command arrives. Returns
+    /// whether pondering started.
+    pub fn start_pondering(&mut self, after: &Command) -> bool {
+        let Some(limits) = self.config.pondering else {
+            return false;
+        };
+        // A generated move was played unless the engine resigned (then KataGo does not
+        // ponder).
+        let played = |pla: Option<Player>| {
+            let last = self.game.turns().last().map(|t| t.player);
+            pla.is_some() && last == pla
+        };
+        let ponders_after = match after {
+            Command::Genmove(pla) | Command::KgsGenmoveCleanup(pla) => played(Some(*pla)),
+            Command::Analyze(kind, request) => kind.plays() && played(request.player),
+            Command::Play(..) => true,
+            Command::Komi(_) | Command::TimeLeft { .. } => !self.game.turns().is_empty(),
+            _ => false,
+        };
+        if !ponders_after
+            || !matches!(self.config.moves, Decider::Search)
+            || self.game.is_over()
+            || self.search.is_running()
+        {
+            return false;
+        }
+        // The tree's memory grows with visits, whatever the pondering limits say.
+        let limits = Limits {
+            visits: match (limits.visits, self.config.visits_cap) {
+                (Some(v), Some(cap)) => Some(v.min(cap)),
+                (v, cap) => v.or(cap),
+            },
+            ..limits
+        };
+        self.search.set_position(&self.game);
+        match self.search.start(limits) {
+            Ok(()) => true,
+            Err(e) => {
+                log::warn!("cannot ponder: {e}");
+                false
+            }
+        }
+    }
+
+    /// Ends pondering (if it still runs); returns the root visits the tree now holds.
+    pub fn stop_pondering(&mut self) -> u64 {
+        self.search.stop();
+        self.search.stats().root_visits
+    }
+
     /// The summary of the last move a search chose, once, if `ogs_chat_to_stderr` is on.
     pub fn take_chat(&mut self) -> Option<SearchChat> {
         self.chat.take()
@@ -553,15 +621,19 @@ impl Engine {
             }
         }
         let game = copy.as_ref().unwrap_or(&self.game);
+        // As KataGo: analysis has its own wide root noise and anti-mirror setting, the
+        // genmove forms keep genmove's.
+        let params = if genmove {
+            self.config.params.for_genmove()
+        } else {
+            SearchParams {
+                wide_root_noise: self.config.params.analysis_wide_root_noise,
+                ..self.config.params.clone()
+            }
+        };
         let params = SearchParams {
             ownership: a.ownership || a.moves_ownership,
-            // As KataGo: analysis has its own wide root noise, genmove keeps its own.
-            wide_root_noise: if genmove {
-                self.config.params.wide_root_noise
-            } else {
-                self.config.params.analysis_wide_root_noise
-            },
-            ..self.config.params.clone()
+            ..params
         };
         self.search.set_params(params);
         self.search.set_filter(a.filters.clone());
@@ -582,9 +654,9 @@ impl Engine {
         let opts = SnapshotOptions {
             ownership: a.ownership,
             moves_ownership: a.moves_ownership,
-            ..SnapshotOptions::default()
+            pv_len: self.config.analysis_pv_len + 1,
         };
-        format_line(&self.search.analysis(&opts)?, a)
+        format_line(&self.search.analysis(&opts)?, a, self.config.report_as)
     }
 
     /// A snapshot of the running analysis (root values, candidates, optional ownership).
@@ -620,7 +692,7 @@ impl Engine {
         self.search.stop();
         self.analysis_started = None;
         self.search.set_filter(Vec::new());
-        self.search.set_params(self.config.params.clone());
+        self.search.set_params(self.config.params.for_genmove());
         Some("play cancelled".into())
     }
 
@@ -650,7 +722,7 @@ impl Engine {
             _ => None,
         };
         self.search.set_filter(Vec::new());
-        self.search.set_params(self.config.params.clone());
+        self.search.set_params(self.config.params.for_genmove());
         line
     }
 
@@ -717,7 +789,7 @@ impl Engine {
     fn ensure_evaluator(&mut self, size: BoardSize) -> Result<()> {
         if size != self.search_size {
             let ev = (self.source)(size)?;
-            self.search = Search::new(ev.clone(), self.config.params.clone());
+            self.search = Search::new(ev.clone(), self.config.params.for_genmove());
             self.search.set_interrupt(self.config.interrupt.clone());
             self.evaluator = ev;
             self.search_size = size;
@@ -800,8 +872,12 @@ impl Engine {
         }
         // One visit evaluates only the root and leaves no move to choose; the second goes to
         // the move the policy likes best, which is what a one-visit engine should play.
-        if let Some(v) = limits.visits.as_mut() {
-            *v = (*v).max(2);
+        // Likewise a first playout on a fresh tree (KataGo's `maxPlayouts` counts it).
+        for n in [&mut limits.visits, &mut limits.playouts]
+            .into_iter()
+            .flatten()
+        {
+            *n = (*n).max(2);
         }
         self.capped(limits)
     }
@@ -836,9 +912,13 @@ impl Engine {
     /// when asked for (KataGo writes it, resigning or not, for the search's move).
     fn choose(&mut self, pla: Player, started: std::time::Instant) -> Result<Option<Move>> {
         self.clocks[pla.index()].charge(started.elapsed().as_secs_f64());
+        let opts = SnapshotOptions {
+            pv_len: self.config.analysis_pv_len + 1,
+            ..SnapshotOptions::default()
+        };
         let analysis = self
             .search
-            .analysis(&SnapshotOptions::default())
+            .analysis(&opts)
             .ok_or("the search produced no analysis")?;
         self.recent_white_win_loss
             .push(2.0 * analysis.root.winrate - 1.0);
@@ -854,7 +934,8 @@ impl Engine {
         };
         if self.config.ogs_chat_to_stderr {
             if let Some(mv) = choice.or_else(|| analysis.best_move()) {
-                self.chat = Some(SearchChat::new(&analysis, &self.config.params, pla, mv));
+                let (params, view) = (&self.config.params, self.config.report_as);
+                self.chat = Some(SearchChat::new(&analysis, params, pla, mv, view));
             }
         }
         Ok(choice)
@@ -1028,7 +1109,7 @@ impl Engine {
     fn apply_param(&mut self, setting: &Setting) {
         let mut p = self.config.params.clone();
         setting.apply(&mut p, &mut self.config.visits);
-        self.search.set_params(p.clone());
+        self.search.set_params(p.for_genmove());
         self.config.params = p;
     }
 

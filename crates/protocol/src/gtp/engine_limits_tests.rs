@@ -1,5 +1,5 @@
 //! `loadsgf`'s limits (which files, how large, what an error may show), starting over
-//! for a server's next client, and raw lines run as typed commands.
+//! for a server's next client, raw lines run as typed commands, and when pondering starts.
 
 use std::sync::Arc;
 
@@ -188,4 +188,37 @@ fn the_opponents_passes_scale_the_genmove_limits() {
     // A new game forgets the passes.
     run(&mut e, "clear_board").unwrap();
     assert_eq!(e.move_limits().visits, Some(100));
+}
+
+#[test]
+fn pondering_follows_a_played_move_within_its_limits() {
+    let cmd = |line: &str| {
+        let l = parse_line(line).unwrap().unwrap();
+        Command::parse(&l.name, &l.args).unwrap()
+    };
+    let mut e = engine(SgfAccess::Any);
+    run(&mut e, "boardsize 9").unwrap();
+    run(&mut e, "genmove b").unwrap();
+    assert!(!e.start_pondering(&cmd("genmove b")), "pondering is off");
+    e.config.pondering = Some(Limits::visits(50));
+    assert!(
+        !e.start_pondering(&cmd("name")),
+        "a command that moves nothing"
+    );
+    assert!(e.start_pondering(&cmd("genmove b")));
+    // The search runs to the pondering limit, from the tree of Black's search.
+    while e.is_searching() {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert_eq!(e.stop_pondering(), 50);
+    // White's move starts from that tree: its 4 visits are long reached.
+    run(&mut e, "genmove w").unwrap();
+    assert!(e.search.stats().root_visits >= 49);
+    // Black's genmove that left White's move the last one had resigned.
+    assert!(
+        !e.start_pondering(&cmd("genmove b")),
+        "no pondering after resigning"
+    );
+    assert!(e.start_pondering(&cmd("play b pass")));
+    e.stop_pondering();
 }

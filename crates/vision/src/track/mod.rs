@@ -24,6 +24,37 @@ pub trait PointReader {
     fn read(&mut self, frame: &Frame, board: &FoundBoard) -> Vec<Observation>;
 }
 
+impl PointReader for crate::read::StoneReader {
+    fn read(&mut self, frame: &Frame, board: &FoundBoard) -> Vec<Observation> {
+        use crate::read::PointState;
+        crate::read::StoneReader::read(self, frame, board)
+            .points
+            .iter()
+            .map(|p| Observation {
+                stone: match p.state {
+                    PointState::Empty => Some(Stone::Empty),
+                    PointState::Black => Some(Stone::Black),
+                    PointState::White => Some(Stone::White),
+                    PointState::Unseen => None,
+                },
+                confidence: p.confidence,
+            })
+            .collect()
+    }
+}
+
+/// The stone reader with the committed classifier, or the plain brightness reader (with a
+/// warning) when the classifier cannot be loaded.
+pub fn default_reader() -> Box<dyn PointReader + Send> {
+    match crate::read::StoneReader::new() {
+        Ok(r) => Box::new(r),
+        Err(e) => {
+            log::warn!("{e}; reading stones by brightness instead");
+            Box::new(LevelReader)
+        }
+    }
+}
+
 /// How the live reader is doing, for a status line or a retained status message.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Status {
@@ -113,8 +144,9 @@ impl Watcher {
         }
         let cover = self.motion.update(frame, &board);
         let mut readings = self.reader.read(frame, &board);
-        for (r, c) in readings.iter_mut().zip(&cover) {
-            if *c != Cover::Clear {
+        let covered: Vec<bool> = cover.iter().map(|&c| c != Cover::Clear).collect();
+        for (r, &c) in readings.iter_mut().zip(&covered) {
+            if c {
                 *r = Observation::UNSEEN;
             }
         }
@@ -123,7 +155,7 @@ impl Watcher {
             Some(s) if s.size() == size => s,
             slot => slot.insert(Settler::new(size, self.config)),
         };
-        let settled = settler.push(t, &readings).cloned();
+        let settled = settler.push_covered(t, &readings, &covered).cloned();
         let unseen = Some(settler.current().map_or(size.area(), Settled::unseen));
         Update {
             status: Status {

@@ -94,7 +94,7 @@ struct PointState {
     settled: Option<Stone>,
     /// The state seen now and since when, while the point stays in view.
     candidate: Option<(Stone, Duration)>,
-    /// Since when the point has been in view without a break.
+    /// Since when the point has been free of hands and motion without a break.
     in_view: Option<Duration>,
     /// The lowest confidence of the candidate's readings.
     confidence: f32,
@@ -126,32 +126,46 @@ impl Settler {
     }
 
     /// Takes one frame's readings at time `t` (any clock, non-decreasing); returns the
-    /// settled board when it differs from the last one returned. Readings of the wrong
-    /// length count as a frame where nothing is seen.
+    /// settled board when it differs from the last one returned. Every unseen reading
+    /// counts as covered (see [`Settler::push_covered`]). Readings of the wrong length
+    /// count as a frame where nothing is seen.
     pub fn push(&mut self, t: Duration, readings: &[Observation]) -> Option<&Settled> {
+        let covered: Vec<bool> = readings.iter().map(|r| r.stone.is_none()).collect();
+        self.push_covered(t, readings, &covered)
+    }
+
+    /// As [`Settler::push`], with the points under a hand or in motion given apart: only
+    /// those hold their neighbours' changes back, while a point the reader merely doubts
+    /// is unseen itself without blocking the points around it.
+    pub fn push_covered(
+        &mut self,
+        t: Duration,
+        readings: &[Observation],
+        covered: &[bool],
+    ) -> Option<&Settled> {
         let n = self.points.len();
+        let whole = readings.len() == n && covered.len() == n;
         let seen = |i: usize| -> Option<(Stone, f32)> {
-            let r = readings.get(i).filter(|_| readings.len() == n)?;
+            let r = readings.get(i).filter(|_| whole)?;
             let s = r.stone?;
             (r.confidence >= self.config.min_confidence).then_some((s, r.confidence))
         };
         let now: Vec<Option<(Stone, f32)>> = (0..n).map(seen).collect();
-        for (p, r) in self.points.iter_mut().zip(&now) {
+        for (i, (p, r)) in self.points.iter_mut().zip(&now).enumerate() {
+            if !whole || covered[i] {
+                p.in_view = None;
+            } else {
+                p.in_view.get_or_insert(t);
+            }
             match *r {
-                None => {
-                    p.in_view = None;
-                    p.candidate = None;
-                }
-                Some((s, c)) => {
-                    p.in_view.get_or_insert(t);
-                    match p.candidate {
-                        Some((cs, _)) if cs == s => p.confidence = p.confidence.min(c),
-                        _ => {
-                            p.candidate = Some((s, t));
-                            p.confidence = c;
-                        }
+                None => p.candidate = None,
+                Some((s, c)) => match p.candidate {
+                    Some((cs, _)) if cs == s => p.confidence = p.confidence.min(c),
+                    _ => {
+                        p.candidate = Some((s, t));
+                        p.confidence = c;
                     }
-                }
+                },
             }
         }
         let settle = self.config.settle;
@@ -298,6 +312,33 @@ mod tests {
         assert_ne!(s.current().unwrap().points[40].stone, Some(Stone::Black));
         s.push(ms(2600), &after);
         assert_eq!(s.current().unwrap().points[40].stone, Some(Stone::Black));
+    }
+
+    #[test]
+    fn a_doubted_neighbour_does_not_block_a_change_but_a_covered_one_does() {
+        let mut s = settler();
+        let empty = board(9, E);
+        let clear = vec![false; 81];
+        s.push_covered(ms(0), &empty, &clear);
+        s.push_covered(ms(500), &empty, &clear);
+        let mut placed = empty.clone();
+        placed[40] = B;
+        // The reader doubts point 41 for good; nothing covers it.
+        placed[41] = Observation::UNSEEN;
+        s.push_covered(ms(600), &placed, &clear);
+        s.push_covered(ms(1100), &placed, &clear);
+        let now = s.current().unwrap();
+        assert_eq!(now.points[40].stone, Some(Stone::Black));
+        assert_eq!(now.points[41].stone, None);
+        // A covered neighbour (a hand at 30) holds a new change at 31 back.
+        let mut more = placed.clone();
+        more[31] = B;
+        more[30] = Observation::UNSEEN;
+        let mut covered = clear.clone();
+        covered[30] = true;
+        s.push_covered(ms(1200), &more, &covered);
+        s.push_covered(ms(2000), &more, &covered);
+        assert_eq!(s.current().unwrap().points[31].stone, None);
     }
 
     #[test]
