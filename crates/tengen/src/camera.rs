@@ -25,6 +25,9 @@ use crate::config::{Camera, Config};
 /// reconciler (which wants it seen several times in a row) takes it.
 const REPEAT: Duration = Duration::from_millis(200);
 
+/// Least time between two statuses that differ only in their count of unseen points.
+const UNSEEN_EVERY: Duration = Duration::from_secs(1);
+
 /// Starts the camera thread when `[camera] source` is set.
 pub fn spawn(
     cfg: &Config,
@@ -91,6 +94,7 @@ fn run(
     let mut count = 0u32;
     let mut last_sent: Option<Instant> = None;
     let mut last_status: Option<CameraStatus> = None;
+    let mut last_unseen_at: Option<Instant> = None;
     while !stop.load(Ordering::SeqCst) {
         let Some(src) = source.as_mut() else {
             // A source that cannot open (a missing folder) will not appear: idle.
@@ -116,7 +120,24 @@ fn run(
             Err(e) => watcher.no_frame(t, e.status()),
         };
         count += 1;
-        let status = status_of(&update.status);
+        let mut status = status_of(&update.status);
+        // The unseen count moves with every hand: published at most once a second.
+        if let Some(last) = &last_status {
+            let fresh = last_unseen_at.is_none_or(|at| at.elapsed() >= UNSEEN_EVERY);
+            let same_but_unseen = CameraStatus {
+                unseen: last.unseen,
+                ..status.clone()
+            } == *last;
+            if !fresh && same_but_unseen {
+                status.unseen = last.unseen;
+            }
+        }
+        if last_status
+            .as_ref()
+            .is_none_or(|l| l.unseen != status.unseen)
+        {
+            last_unseen_at = Some(Instant::now());
+        }
         if last_status.as_ref() != Some(&status) {
             log::info!("camera: {}", update.status.line());
         }
