@@ -67,6 +67,14 @@ fn corners_are_the_grid_at_the_corner_points_through_the_lens() {
             assert!(dist(*c, q) < 1e-9, "{n}: {c:?} {q:?}");
             assert!((0.0..480.0).contains(&c[0]) && (0.0..360.0).contains(&c[1]));
         }
+        // On the board's plane, a point above it is the point itself; a stone's top is off
+        // its intersection when the camera is tilted.
+        let q = r.point_above(last, 0.0, 0.0).unwrap();
+        assert!(dist(q, r.corners[1]) < 1e-6);
+        let top = r.point_above(last, 0.0, scene.stone.thickness).unwrap();
+        if scene.camera.tilt_degrees > 10.0 {
+            assert!(dist(top, q) > 0.5, "{n}: {top:?} {q:?}");
+        }
         // Without a lens term the corners are the grid's own.
         let mut straight = scene.clone();
         straight.camera.k1 = 0.0;
@@ -245,6 +253,35 @@ mod video {
     }
 
     #[test]
+    fn the_same_seed_gives_the_same_video_and_another_seed_another() {
+        let a = Video::from_sgf(CAPTURE, 5, &small()).unwrap();
+        let b = Video::from_sgf(CAPTURE, 5, &small()).unwrap();
+        let c = Video::from_sgf(CAPTURE, 6, &small()).unwrap();
+        assert_eq!(a.len(), b.len());
+        for k in [0, a.len() / 2, a.len() - 1] {
+            assert_eq!(
+                a.frame(k).unwrap().rendered.frame,
+                b.frame(k).unwrap().rendered.frame
+            );
+        }
+        assert_ne!(
+            a.frame(0).unwrap().rendered.frame,
+            c.frame(0).unwrap().rendered.frame
+        );
+        // Sensor noise differs from frame to frame even when nothing moves.
+        let (f0, f1) = (a.frame(0).unwrap(), a.frame(1).unwrap());
+        assert_eq!(f0.stones, f1.stones);
+        assert_ne!(f0.rendered.frame, f1.rendered.frame);
+        assert!(a.frame(a.len()).is_none());
+    }
+
+    #[test]
+    fn a_bad_record_is_an_error() {
+        assert!(Video::from_sgf("(;GM[1]SZ[9];B[zz", 1, &small()).is_err());
+        assert!(Video::from_sgf("", 1, &small()).is_err());
+    }
+
+    #[test]
     fn hands_are_over_the_board_in_about_the_asked_share_of_frames() {
         let video = Video::from_sgf(&long_game(40), 3, &small()).unwrap();
         let n = video.len();
@@ -276,5 +313,49 @@ mod video {
         }
         let after = &frames[knocked.last().unwrap().index + 1];
         assert_eq!(after.stones, before);
+    }
+}
+
+#[test]
+fn odd_scenes_render_without_panicking() {
+    let size = BoardSize::square(9).unwrap();
+    let v = Variation {
+        width: 64,
+        height: 48,
+        hand_probability: 1.0,
+        ..Variation::default()
+    };
+    let base = Scene::random(size, vec![Some(Player::White); 3], 1, &v);
+    let mut scenes = Vec::new();
+    let mut s = base.clone();
+    s.camera.width = 0;
+    s.camera.height = 0;
+    scenes.push(s);
+    let mut s = base.clone();
+    s.camera.tilt_degrees = f64::NAN;
+    s.camera.focal = f64::INFINITY;
+    scenes.push(s);
+    let mut s = base.clone();
+    s.camera.k1 = 50.0;
+    s.camera.distance = -3.0;
+    scenes.push(s);
+    let mut s = base.clone();
+    s.stones.clear();
+    s.looks.clear();
+    s.board.aspect = 0.0;
+    s.stone.radius = f64::NAN;
+    s.light.elevation_degrees = -90.0;
+    s.degrade.blur = 1e9;
+    s.degrade.jpeg_quality = Some(0);
+    scenes.push(s);
+    let mut s = base;
+    s.size = BoardSize::square(2).unwrap();
+    s.degrade.noise = f64::NAN;
+    s.degrade.exposure = f64::NAN;
+    scenes.push(s);
+    for (k, s) in scenes.iter().enumerate() {
+        let r = render(s);
+        assert_eq!(r.occluded.len(), s.size.area(), "scene {k}");
+        assert!(r.frame.width() >= 1 && r.frame.height() >= 1);
     }
 }

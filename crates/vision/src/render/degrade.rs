@@ -5,6 +5,9 @@ use crate::frame::{Frame, PixelFormat};
 
 use super::scene::Degrade;
 
+/// The largest blur sigma applied, pixels.
+const MAX_BLUR: f64 = 8.0;
+
 /// Entries of the tone curve's table over linear 0..=1.
 const TONE_STEPS: usize = 4096;
 
@@ -34,8 +37,14 @@ pub fn develop(
             }
         }
     }
-    if d.blur > 0.2 {
-        blur(&mut img, width, height, d.blur as f32);
+    // Beyond a few pixels a blur shows nothing a classifier could use; it only costs time.
+    let sigma = if d.blur.is_finite() {
+        d.blur.clamp(0.0, MAX_BLUR)
+    } else {
+        0.0
+    };
+    if sigma > 0.2 {
+        blur(&mut img, width, height, sigma as f32);
     }
     let noise = d.noise.max(0.0) as f32;
     let mut rng = fastrand::Rng::with_seed(seed);
@@ -84,7 +93,8 @@ fn tone_table() -> Vec<f32> {
 
 /// A separable Gaussian blur in place.
 fn blur(img: &mut [f32], width: usize, height: usize, sigma: f32) {
-    let radius = (2.5 * sigma).ceil() as usize;
+    // Two sigmas hold 95% of the weight; the rest is renormalised.
+    let radius = (2.0 * sigma).ceil() as usize;
     let mut kernel: Vec<f32> = (0..=2 * radius)
         .map(|i| {
             let d = i as f32 - radius as f32;

@@ -26,6 +26,28 @@ pub struct Material {
     pub shininess: i32,
 }
 
+/// The lamp's light on an upward-facing surface point, before shadows: smooth across the
+/// board, so it can be interpolated between nearby points.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FlatLight {
+    /// Diffuse irradiance from the lamp (falloff and angle included).
+    pub diffuse: f64,
+    /// Specular light toward the eye.
+    pub specular: f64,
+}
+
+impl FlatLight {
+    /// The weighted sum of four values (bilinear interpolation).
+    pub fn blend(values: &[FlatLight; 4], weights: [f64; 4]) -> FlatLight {
+        let mut out = FlatLight::default();
+        for (v, w) in values.iter().zip(weights) {
+            out.diffuse += v.diffuse * w;
+            out.specular += v.specular * w;
+        }
+        out
+    }
+}
+
 impl Lamp {
     /// The lamp of `light` over a board centred at `centre`.
     pub fn new(light: &Light, centre: [f64; 2]) -> Lamp {
@@ -50,6 +72,37 @@ impl Lamp {
     /// The unit direction from a point toward the lamp.
     pub fn direction(&self, p: Vec3) -> Vec3 {
         normalize(sub(self.position, p))
+    }
+
+    /// The lamp's light at a point of the board's top (normal straight up), `view` the unit
+    /// direction to the eye, for a varnish of strength `sheen` and exponent `shininess`.
+    pub fn flat(&self, p: Vec3, view: Vec3, sheen: f64, shininess: i32) -> FlatLight {
+        let to_lamp = sub(self.position, p);
+        let dist2 = dot(to_lamp, to_lamp).max(1e-9);
+        let l = scale(to_lamp, 1.0 / dist2.sqrt());
+        let lamp = self.intensity * (self.reference * self.reference / dist2);
+        let cos = l[2].max(0.0);
+        let specular = if sheen > 0.0 && cos > 0.0 {
+            let h = normalize(add(l, view));
+            lamp * sheen * h[2].max(0.0).powi(shininess)
+        } else {
+            0.0
+        };
+        FlatLight {
+            diffuse: lamp * cos,
+            specular,
+        }
+    }
+
+    /// The light leaving a board point of colour `albedo` lit by `t`, `visible` the
+    /// unshadowed share of the lamp; agrees with [`Lamp::shade`] for a flat surface.
+    pub fn combine(&self, albedo: [f64; 3], t: FlatLight, visible: f64) -> [f64; 3] {
+        let mut out = [0.0; 3];
+        for (k, o) in out.iter_mut().enumerate() {
+            *o = self.colour[k]
+                * (albedo[k] * (self.ambient + t.diffuse * visible) + t.specular * visible);
+        }
+        out
     }
 
     /// The light leaving `p` toward the eye (linear RGB): normal `n`, unit direction to the
@@ -107,5 +160,24 @@ mod tests {
         assert!(lit[0] > dark[0] && dark[0] > 0.0);
         // The cast tints the result.
         assert!(lit[0] > lit[2]);
+    }
+
+    #[test]
+    fn flat_light_agrees_with_full_shading() {
+        let lamp = Lamp::new(&light(), [9.0, 9.0]);
+        let m = Material {
+            albedo: [0.6, 0.4, 0.2],
+            specular: 0.1,
+            shininess: 6,
+        };
+        let p = [3.0, 12.0, 0.0];
+        let view = normalize([0.2, 0.3, 1.0]);
+        for visible in [0.0, 0.4, 1.0] {
+            let a = lamp.shade(&m, p, [0.0, 0.0, 1.0], view, visible);
+            let b = lamp.combine(m.albedo, lamp.flat(p, view, 0.1, 6), visible);
+            for k in 0..3 {
+                assert!((a[k] - b[k]).abs() < 1e-12, "{a:?} {b:?}");
+            }
+        }
     }
 }

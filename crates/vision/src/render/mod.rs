@@ -45,6 +45,10 @@ pub struct Rendered {
     pub hand_mask: Vec<bool>,
     /// The lens's radial distortion, with the image centre and focal length it applies to.
     lens: Lens,
+    /// The camera, for points off the board's plane.
+    pose: camera::Pose,
+    /// Row spacing over column spacing.
+    aspect: f64,
 }
 
 /// The radial distortion term and its frame of reference.
@@ -68,6 +72,12 @@ impl Rendered {
     /// The drawn image position of board point (column, row).
     pub fn point(&self, col: f64, row: f64) -> Option<Point> {
         self.grid.apply([col, row]).map(|p| self.distort(p))
+    }
+
+    /// The drawn image position of the point `height` cells above board point (column, row),
+    /// e.g. the top of a stone (its thickness is `Scene::stone.thickness`).
+    pub fn point_above(&self, col: f64, row: f64, height: f64) -> Option<Point> {
+        self.pose.project([col, row * self.aspect, height])
     }
 }
 

@@ -6,10 +6,10 @@ use tengen_rules::Player;
 use super::camera::{add, dot, normalize, scale, sub, Pose, Vec3};
 use super::degrade::develop;
 use super::hands::HandShape;
-use super::light::{Lamp, Material};
+use super::light::{FlatLight, Lamp, Material};
 use super::scene::{Scene, StoneLook};
 use super::stones::{contact_shade, material, segment_distance, stone_shadow, Lens as StoneLens};
-use super::wood::{floor, ink, value_noise, wood};
+use super::wood::{floor, ink, slow, value_noise, wood, wood_with, Slow};
 use super::{Lens, Rendered};
 use crate::homography::{Homography, Point};
 
@@ -44,6 +44,7 @@ struct Stage<'a> {
     hands: Vec<(HandShape, Homography)>,
 }
 
+/// Draws a scene: see [`super::render`].
 pub fn paint(scene: &Scene) -> Rendered {
     let mut camera = scene.camera.clone();
     camera.width = camera.width.clamp(1, MAX_SIDE);
@@ -144,6 +145,8 @@ pub fn paint(scene: &Scene) -> Rendered {
         occluded,
         hand_mask: mask,
         lens,
+        pose,
+        aspect,
     }
 }
 
@@ -300,13 +303,41 @@ impl Stage<'_> {
                     }
                     continue;
                 }
+                // The lamp's light and the wood's slow variation are smooth over the board:
+                // exact at the tile's corners, interpolated inside (shadows, lines and grain
+                // stripes stay exact per pixel).
+                let corner_light = |x: usize, y: usize| {
+                    let q = to_board.apply(lens.ideal(x, y))?;
+                    let p = [q[0], q[1], 0.0];
+                    (self.pose.depth(p) > 0.0)
+                        .then(|| (self.flat_light(p), slow(&self.scene.board, q[0], q[1])))
+                };
+                let light = (|| {
+                    Some([
+                        corner_light(tx, ty)?,
+                        corner_light(x1, ty)?,
+                        corner_light(tx, y1)?,
+                        corner_light(x1, y1)?,
+                    ])
+                })();
+                let (dx, dy) = ((x1 - tx) as f64, (y1 - ty) as f64);
                 for y in ty..y1 {
+                    let v = (y - ty) as f64 / dy;
                     for x in tx..x1 {
                         let ideal = lens.ideal(x, y);
-                        match self.hand_at(ideal) {
-                            Some(c) => put(x, y, c, true),
-                            None => put(x, y, self.surface(&to_board, ideal), false),
+                        if let Some(c) = self.hand_at(ideal) {
+                            put(x, y, c, true);
+                            continue;
                         }
+                        let u = (x - tx) as f64 / dx;
+                        let here = light.as_ref().map(|c| {
+                            let w = [(1.0 - u) * (1.0 - v), u * (1.0 - v), (1.0 - u) * v, u * v];
+                            (
+                                FlatLight::blend(&c.map(|t| t.0), w),
+                                Slow::blend(&c.map(|t| t.1), w),
+                            )
+                        });
+                        put(x, y, self.surface(&to_board, ideal, here), false);
                     }
                 }
             }
@@ -314,15 +345,22 @@ impl Stage<'_> {
     }
 
     /// The convex outline, in ideal image positions, of the board as a solid (top and
-    /// sides); `None` when part of it is behind the camera.
+    /// sides) and its shadow on the table; `None` when part of it is behind the camera.
     fn board_hull(&self) -> Option<Vec<Point>> {
         let [x0, x1, y0, y1] = self.rect;
         let depth = self.scene.board.thickness.max(0.0);
-        let mut pts = Vec::with_capacity(8);
-        for z in [0.0, -depth] {
-            for (x, y) in [(x0, y0), (x1, y0), (x1, y1), (x0, y1)] {
+        let mut pts = Vec::with_capacity(12);
+        for (x, y) in [(x0, y0), (x1, y0), (x1, y1), (x0, y1)] {
+            for z in [0.0, -depth] {
                 pts.push(self.pose.project_ideal([x, y, z])?);
             }
+            // The board's shadow on the table has a sharp edge: keep it exact too.
+            let l = self.lamp.direction([x, y, 0.0]);
+            let run = depth / l[2].max(0.05);
+            pts.push(
+                self.pose
+                    .project_ideal([x - l[0] * run, y - l[1] * run, -depth])?,
+            );
         }
         Some(convex_hull(pts))
     }
@@ -354,7 +392,12 @@ impl Stage<'_> {
     }
 
     /// The board's top, its sides or the table seen at an ideal image position.
-    fn surface(&self, to_board: &Homography, ideal: Point) -> [f64; 3] {
+    fn surface(
+        &self,
+        to_board: &Homography,
+        ideal: Point,
+        light: Option<(FlatLight, Slow)>,
+    ) -> [f64; 3] {
         let h = &to_board.0;
         let w = h[6] * ideal[0] + h[7] * ideal[1] + h[8];
         let [rx0, rx1, ry0, ry1] = self.rect;
@@ -371,31 +414,32 @@ impl Stage<'_> {
                 let dyy = (h[4] - wy * h[7]) / w;
                 let ex = dxx.abs() + dxy.abs();
                 let ey = (dyx.abs() + dyy.abs()) / self.aspect;
-                return self.board_top(p, ex, ey);
+                let (light, slow) =
+                    light.unwrap_or_else(|| (self.flat_light(p), slow(&self.scene.board, wx, wy)));
+                return self.board_top(p, ex, ey, light, slow);
             }
         }
         self.around(self.pose.ray(ideal))
     }
 
-    /// The board's top face at world point `p`.
-    fn board_top(&self, p: Vec3, ex: f64, ey: f64) -> [f64; 3] {
+    /// The lamp's light on the board's top at `p`, before shadows.
+    fn flat_light(&self, p: Vec3) -> FlatLight {
+        let view = normalize(sub(self.pose.eye, p));
+        self.lamp.flat(p, view, self.scene.board.sheen, 6)
+    }
+
+    /// The board's top face at world point `p`, lit by `light`, the wood varying by `slow`.
+    fn board_top(&self, p: Vec3, ex: f64, ey: f64, light: FlatLight, slow: Slow) -> [f64; 3] {
         let look = &self.scene.board;
         let (col, row) = (p[0], p[1] / self.aspect);
-        let grain = wood(look, p[0], p[1]);
+        let grain = wood_with(look, p[0], p[1], slow);
         let cover = ink(look, self.cols.min(self.rows), col, row, ex, ey);
         let mut albedo = [0.0; 3];
         for k in 0..3 {
             albedo[k] = grain[k] * (1.0 - cover) + look.line[k] * cover;
         }
-        let l = self.lamp.direction(p);
-        let (visible, contact) = self.board_shadow(p, l);
-        let m = Material {
-            albedo,
-            specular: look.sheen,
-            shininess: 6,
-        };
-        let view = normalize(sub(self.pose.eye, p));
-        let c = self.lamp.shade(&m, p, [0.0, 0.0, 1.0], view, visible);
+        let (visible, contact) = self.board_shadow(p, self.lamp.direction(p));
+        let c = self.lamp.combine(albedo, light, visible);
         c.map(|v| v * contact)
     }
 
@@ -407,12 +451,20 @@ impl Stage<'_> {
         let q = [p[0], p[1]];
         let mut visible = self.hand_shadow(p, l);
         let mut contact = 1.0;
+        // Stones casting here stand near the point half a shadow toward the lamp.
+        let reach = 0.3 * shape.thickness / l[2].max(0.05);
+        // Beyond this distance from a stone's centre neither its shadow nor its foot's
+        // darkening reaches: skip the exact tests.
+        let far = (shape.radius * 1.3).max(shape.radius + 2.0 * reach + soft);
+        let far2 = far * far;
         let mut check = |s: &Placed| {
+            let (dx, dy) = (q[0] - s.centre[0], q[1] - s.centre[1]);
+            if dx * dx + dy * dy > far2 {
+                return;
+            }
             visible *= stone_shadow(shape, s.centre, q, l, soft);
             contact *= contact_shade(shape, s.centre, q);
         };
-        // Stones casting here stand near the point half a shadow toward the lamp.
-        let reach = 0.3 * shape.thickness / l[2].max(0.05);
         let c = (
             floor(p[0] + l[0] * reach + 0.5),
             floor((p[1] + l[1] * reach) / self.aspect + 0.5),
@@ -559,7 +611,11 @@ impl Stage<'_> {
                     let visible = self.hand_shadow(p, l);
                     let view = scale(dir, -1.0);
                     let c = self.lamp.shade(&base, p, n, view, visible);
-                    let g = self.lamp.shade(&glare, p, n, view, visible);
+                    let g = if glare.specular > 0.0 {
+                        self.lamp.shade(&glare, p, n, view, visible)
+                    } else {
+                        [0.0; 3]
+                    };
                     // Less ambient light reaches the underside, near the board.
                     let occlusion = 0.8 + 0.2 * n[2];
                     for k in 0..3 {

@@ -38,18 +38,55 @@ pub fn value_noise(seed: u64, x: f64, y: f64) -> f64 {
     top + (bottom - top) * sy
 }
 
+/// The slowly varying part of the wood at world position (x, y): how far the grain is bent
+/// and the blotchiness. Smooth, so it can be interpolated between nearby points.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Slow {
+    /// Shift of the grain's phase, in periods.
+    pub bend: f64,
+    /// Brightness blotch, about -0.5..0.5.
+    pub blotch: f64,
+}
+
+impl Slow {
+    /// The weighted sum of four values (bilinear interpolation).
+    pub fn blend(values: &[Slow; 4], weights: [f64; 4]) -> Slow {
+        let mut out = Slow::default();
+        for (v, w) in values.iter().zip(weights) {
+            out.bend += v.bend * w;
+            out.blotch += v.blotch * w;
+        }
+        out
+    }
+}
+
+/// The wood's slow variation at world position (x, y).
+pub fn slow(look: &BoardLook, x: f64, y: f64) -> Slow {
+    let (across, along) = if look.grain_vertical { (x, y) } else { (y, x) };
+    // Stripes across the grain are bent by slow noise so they wander like growth rings.
+    Slow {
+        bend: 2.5 * value_noise(look.wood_seed, across * 0.35, along * 0.06),
+        blotch: value_noise(look.wood_seed ^ 0x55, x * 0.25, y * 0.25) - 0.5,
+    }
+}
+
 /// The wood's colour (linear RGB) at world position (x, y), grain only.
 pub fn wood(look: &BoardLook, x: f64, y: f64) -> [f64; 3] {
-    let (across, along) = if look.grain_vertical { (x, y) } else { (y, x) };
-    // Stripes across the grain, bent by slow noise so they wander like growth rings.
-    let bend = value_noise(look.wood_seed, across * 0.35, along * 0.06);
-    let phase = across * look.grain_frequency + 2.5 * bend;
-    let stripe = 0.5 + 0.5 * (phase * std::f64::consts::TAU).sin();
-    let stripe = stripe * stripe * stripe;
-    let blotch = value_noise(look.wood_seed ^ 0x55, x * 0.25, y * 0.25) - 0.5;
+    wood_with(look, x, y, slow(look, x, y))
+}
+
+/// The wood's colour at world position (x, y) given its slow variation there.
+pub fn wood_with(look: &BoardLook, x: f64, y: f64, slow: Slow) -> [f64; 3] {
+    let across = if look.grain_vertical { x } else { y };
+    let phase = across * look.grain_frequency + slow.bend;
+    // A smooth bump once per period (a parabola of the phase's fraction), cubed so late
+    // wood is a narrow band; cheaper than a sine per pixel.
+    let t = phase - floor(phase);
+    let bump = 4.0 * t * (1.0 - t);
+    let stripe = bump * bump * bump;
     // Fine fibres: a cheap hash of thin bands across the grain.
     let fine = hash(look.wood_seed ^ 0xAA, floor(across * 14.0) as i64, 0) - 0.5;
-    let f = 1.0 - look.grain * (0.2 * stripe - 0.12 * blotch - 0.05 * fine);
+    let f = 1.0 - look.grain * (0.2 * stripe - 0.12 * slow.blotch - 0.05 * fine);
     // Late wood is darker and redder.
     [
         look.wood[0] * f,

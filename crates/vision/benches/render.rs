@@ -1,0 +1,33 @@
+//! The synthetic renderer's speed: one random 1280x720 scene per size with the default
+//! variation (tilt, coloured light, glare, blur, noise, JPEG), a middle-game position and a
+//! hand over the board.
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use tengen_rules::{BoardSize, Player};
+use tengen_vision::render::{render, Scene, Variation};
+
+fn renders(c: &mut Criterion) {
+    let mut group = c.benchmark_group("render_1280x720");
+    group.sample_size(20);
+    let variation = Variation {
+        hand_probability: 1.0,
+        ..Variation::default()
+    };
+    for n in [9, 19] {
+        let size = BoardSize::square(n).expect("valid size");
+        let mut rng = fastrand::Rng::with_seed(n as u64);
+        let stones = (0..size.area())
+            .map(|_| match rng.u8(0..5) {
+                0 => Some(Player::Black),
+                1 => Some(Player::White),
+                _ => None,
+            })
+            .collect();
+        let scene = Scene::random(size, stones, 1, &variation);
+        group.bench_function(format!("{n}x{n}"), |b| b.iter(|| render(&scene)));
+    }
+    group.finish();
+}
+
+criterion_group!(benches, renders);
+criterion_main!(benches);
