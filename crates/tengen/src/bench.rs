@@ -24,6 +24,8 @@ pub enum BenchCommand {
     Nn(NnArgs),
     /// Search visits and network evaluations per second, per backend and thread count.
     Search(crate::bench_search::SearchArgs),
+    /// The camera reader's stages (board finding, stone reading) on one 1280x720 frame.
+    Vision(crate::bench_vision::VisionArgs),
 }
 
 /// Options of `tengen bench nn`.
@@ -78,6 +80,7 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
         BenchCommand::Playouts(a) => playouts(a),
         BenchCommand::Nn(a) => nn(a),
         BenchCommand::Search(a) => crate::bench_search::run(a),
+        BenchCommand::Vision(a) => crate::bench_vision::run(a),
     }
 }
 

@@ -5,6 +5,7 @@ mod analysis;
 mod backend;
 mod bench;
 mod bench_search;
+mod bench_vision;
 mod bundled;
 mod camera;
 mod classic_eval;

@@ -127,8 +127,7 @@ pub fn median3(img: &Plane) -> Plane {
                     win[dy * 3 + dx] = img.data[(y + dy - 1) * w + x + dx - 1];
                 }
             }
-            win.sort_unstable_by(f32::total_cmp);
-            data[y * w + x] = win[4];
+            data[y * w + x] = *win.select_nth_unstable_by(4, f32::total_cmp).1;
         }
     }
     Plane {

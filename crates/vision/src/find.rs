@@ -9,6 +9,10 @@ use crate::frame::Frame;
 use crate::homography::{fit_ransac, Homography, Point};
 use crate::hough::{self, Line};
 
+mod window;
+
+use window::{best_window, Support, Window};
+
 /// The sizes looked for, largest first.
 pub const SIZES: [usize; 3] = [19, 13, 9];
 
@@ -24,10 +28,19 @@ const MIN_LINE_FRACTION: f32 = 0.15;
 /// Lines within this many degrees of a dominant direction belong to its family; perspective
 /// fans a family out, so this is wide.
 const FAMILY_DEGREES: f64 = 22.0;
+/// Peaks of the direction histogram considered as a grid's directions.
+const DIRECTION_PEAKS: usize = 3;
+/// Pairs of those peaks tried as the grid's two directions, strongest first.
+const DIRECTION_PAIRS: usize = 2;
 /// The two directions of a grid are at least this far apart in the image.
 const MIN_SEPARATION_DEGREES: f64 = 35.0;
 /// An intersection supports a grid hypothesis when it lies this close (in cells) to a grid point.
 const GRID_TOL: f64 = 0.15;
+/// Candidate grids kept for refitting: from cells between neighbouring lines, and from
+/// cells between lines two apart.
+const KEPT_CANDIDATES: [usize; 2] = [16, 8];
+/// Intersections a candidate grid is ranked on at most.
+const RANKING_POINTS: usize = 400;
 /// Grid coordinates searched either side of a hypothesis' first cell.
 const REACH: i64 = 21;
 /// Samples per cell along a grid line when measuring its support.
@@ -103,13 +116,24 @@ pub fn find_board(frame: &Frame) -> Result<FoundBoard, NoBoard> {
     if found.len() < 8 {
         return Err(NoBoard::TooFewLines);
     }
-    let (fam_a, fam_b) = families(&found, img.width, img.height).ok_or(NoBoard::NoTwoDirections)?;
-    if fam_a.len() < 3 || fam_b.len() < 3 {
+    let pairs: Vec<(Vec<Line>, Vec<Line>)> = families(&found, img.width, img.height)
+        .into_iter()
+        .filter(|(a, b)| a.len() >= 3 && b.len() >= 3)
+        .collect();
+    if pairs.is_empty() {
         return Err(NoBoard::NoTwoDirections);
     }
     let support = Support::new(&img, threshold);
     let mut best: Option<Window> = None;
-    let mut windows: Vec<Window> = grid_hypotheses(&fam_a, &fam_b)
+    // Many hypotheses settle on the same grid; measuring each grid once is what keeps
+    // finding fast.
+    let mut hypotheses: Vec<Homography> = Vec::new();
+    for h in pairs.iter().flat_map(|(a, b)| grid_hypotheses(a, b)) {
+        if !hypotheses.iter().any(|k| same_grid(&h, k)) {
+            hypotheses.push(h);
+        }
+    }
+    let mut windows: Vec<Window> = hypotheses
         .iter()
         .filter_map(|h| best_window(h, &support))
         .collect();
@@ -178,8 +202,11 @@ fn angle_between(a: f64, b: f64) -> f64 {
     d.min(180.0 - d)
 }
 
-/// The two families of roughly parallel lines, each sorted across the family.
-fn families(lines: &[Line], width: usize, height: usize) -> Option<(Vec<Line>, Vec<Line>)> {
+/// Candidate pairs of line families, each family sorted across itself: the two strongest
+/// directions first, then the next pairing of strong directions if there is one. Rows of
+/// stones and blur can make a false direction outweigh one of the grid's, and the window
+/// evidence later tells the real grid apart, so more than one pairing is tried.
+fn families(lines: &[Line], width: usize, height: usize) -> Vec<(Vec<Line>, Vec<Line>)> {
     // A vote-weighted histogram of directions, smoothed over ±5 degrees.
     let mut hist = [0.0f64; 180];
     for l in lines {
@@ -188,13 +215,28 @@ fn families(lines: &[Line], width: usize, height: usize) -> Option<(Vec<Line>, V
             hist[(t + d).rem_euclid(180) as usize] += f64::from(l.votes) * (6 - d.abs()) as f64;
         }
     }
-    let first = (0..180).max_by(|&a, &b| hist[a].total_cmp(&hist[b]))?;
-    let second = (0..180)
+    // The histogram's peaks (local maxima over ±5 degrees), strongest first.
+    let mut peaks: Vec<usize> = (0..180)
         .filter(|&t| {
-            angle_between((t as f64).to_radians(), (first as f64).to_radians())
-                >= MIN_SEPARATION_DEGREES
+            hist[t] > 0.0
+                && (1..=5)
+                    .all(|d| hist[t] >= hist[(t + d) % 180] && hist[t] > hist[(t + 180 - d) % 180])
         })
-        .max_by(|&a, &b| hist[a].total_cmp(&hist[b]))?;
+        .collect();
+    peaks.sort_by(|&a, &b| hist[b].total_cmp(&hist[a]));
+    peaks.truncate(DIRECTION_PEAKS);
+    let mut pairs: Vec<(usize, usize)> = Vec::new();
+    for (i, &a) in peaks.iter().enumerate() {
+        for &b in &peaks[i + 1..] {
+            if angle_between((a as f64).to_radians(), (b as f64).to_radians())
+                >= MIN_SEPARATION_DEGREES
+            {
+                pairs.push((a, b));
+            }
+        }
+    }
+    pairs.sort_by(|p, q| (hist[q.0] + hist[q.1]).total_cmp(&(hist[p.0] + hist[p.1])));
+    pairs.truncate(DIRECTION_PAIRS);
     let centre = [width as f64 / 2.0, height as f64 / 2.0];
     let family = |dir: usize| {
         let dir = (dir as f64).to_radians();
@@ -208,7 +250,7 @@ fn families(lines: &[Line], width: usize, height: usize) -> Option<(Vec<Line>, V
         let mut out: Vec<(f64, Line)> = Vec::with_capacity(fam.len());
         for (t, l) in fam {
             match out.last_mut() {
-                Some((lt, last)) if (t - *lt).abs() < 2.5 => {
+                Some((lt, last)) if (t - *lt).abs() < MIN_CELL => {
                     if l.votes > last.votes {
                         (*lt, *last) = (t, l);
                     }
@@ -218,7 +260,10 @@ fn families(lines: &[Line], width: usize, height: usize) -> Option<(Vec<Line>, V
         }
         out.into_iter().map(|(_, l)| l).collect::<Vec<_>>()
     };
-    Some((family(first), family(second)))
+    pairs
+        .into_iter()
+        .map(|(a, b)| (family(a), family(b)))
+        .collect()
 }
 
 /// Where a line crosses the transversal through `centre` along the family's normal `dir`.
@@ -245,13 +290,29 @@ fn grid_hypotheses(fam_a: &[Line], fam_b: &[Line]) -> Vec<Homography> {
             }
         }
     }
-    let at = |i: usize, j: usize| points.iter().find(|p| p.0 == i && p.1 == j).map(|p| p.2);
+    let mut grid = vec![None; fam_a.len() * fam_b.len()];
+    for &(i, j, p) in &points {
+        grid[i * fam_b.len() + j] = Some(p);
+    }
+    let at = |i: usize, j: usize| {
+        (i < fam_a.len() && j < fam_b.len())
+            .then(|| grid[i * fam_b.len() + j])
+            .flatten()
+    };
     let unit = [[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]];
-    let mut scored: Vec<(usize, Homography)> = Vec::new();
-    for i in 0..fam_a.len().saturating_sub(1) {
-        for j in 0..fam_b.len().saturating_sub(1) {
+    // Candidates from neighbouring lines, and from lines two apart.
+    let mut scored: [Vec<(usize, Homography)>; 2] = [Vec::new(), Vec::new()];
+    // Candidates are ranked on an even subsample of the intersections: the ranking only
+    // picks which to refit on all of them, and thousands of candidates times thousands of
+    // intersections would dominate the finder's time.
+    let stride = points.len().div_ceil(RANKING_POINTS).max(1);
+    let sample: Vec<(usize, usize, Point)> = points.iter().copied().step_by(stride).collect();
+    // Lines two apart make a cell too: a false line between two grid lines (a faint
+    // alignment of crossings, a stone row's edge) must not hide the cell they bound.
+    for (i, j) in (0..fam_a.len()).flat_map(|i| (0..fam_b.len()).map(move |j| (i, j))) {
+        for (di, dj) in [(1, 1), (1, 2), (2, 1), (2, 2)] {
             let (Some(p00), Some(p10), Some(p11), Some(p01)) =
-                (at(i, j), at(i + 1, j), at(i + 1, j + 1), at(i, j + 1))
+                (at(i, j), at(i + di, j), at(i + di, j + dj), at(i, j + dj))
             else {
                 continue;
             };
@@ -262,12 +323,22 @@ fn grid_hypotheses(fam_a: &[Line], fam_b: &[Line]) -> Vec<Homography> {
             let Some(h) = Homography::fit(&unit, &quad) else {
                 continue;
             };
-            let (count, _) = explain(&h, &points);
-            scored.push((count, h));
+            let (count, _) = explain(&h, &sample);
+            scored[usize::from((di, dj) != (1, 1))].push((count, h));
         }
     }
-    scored.sort_by_key(|s| std::cmp::Reverse(s.0));
-    scored.truncate(24);
+    // Each kind is ranked on its own: a cell two lines wide extrapolates twice as well and
+    // so explains more intersections even when it spans two true cells (its grid then
+    // shows as strongly half-way between lines, and the window choice drops it).
+    let scored: Vec<(usize, Homography)> = scored
+        .into_iter()
+        .zip(KEPT_CANDIDATES)
+        .flat_map(|(mut kind, keep)| {
+            kind.sort_by_key(|s| std::cmp::Reverse(s.0));
+            kind.truncate(keep);
+            kind
+        })
+        .collect();
     // Local optimisation: refit each on the intersections it labels.
     scored
         .into_iter()
@@ -283,6 +354,34 @@ fn grid_hypotheses(fam_a: &[Line], fam_b: &[Line]) -> Vec<Homography> {
             h
         })
         .collect()
+}
+
+/// Whether two hypotheses (grid → image) are one grid up to renumbering: a few of `a`'s grid
+/// points land near `b`'s grid points, and `a`'s unit steps are unit steps of `b`.
+fn same_grid(a: &Homography, b: &Homography) -> bool {
+    let Some(inv) = b.inverse() else {
+        return false;
+    };
+    let in_b = |g: Point| a.apply(g).and_then(|p| inv.apply(p));
+    let Some(origin) = in_b([0.0, 0.0]) else {
+        return false;
+    };
+    let near = |q: Point| (q[0] - q[0].round()).abs() < 0.1 && (q[1] - q[1].round()).abs() < 0.1;
+    if !near(origin) {
+        return false;
+    }
+    let unit = |g: Point| {
+        in_b(g).is_some_and(|q| {
+            let d = [(q[0] - origin[0]).round(), (q[1] - origin[1]).round()];
+            near(q) && d[0].abs() + d[1].abs() == 1.0
+        })
+    };
+    let far = |g: Point| in_b(g).is_some_and(near);
+    unit([1.0, 0.0])
+        && unit([0.0, 1.0])
+        && [[6.0, 6.0], [-6.0, 6.0], [6.0, -6.0], [-6.0, -6.0]]
+            .into_iter()
+            .all(far)
 }
 
 /// How many intersections land near a grid point under `h` (grid → image), and those
@@ -308,171 +407,6 @@ fn explain(h: &Homography, points: &[(usize, usize, Point)]) -> (usize, Vec<(Poi
     (out.len(), out)
 }
 
-/// How much a point looks like part of a thin dark line running in a given direction: the
-/// grey level there against the levels `LINE_REACH` pixels either side across the line,
-/// relative to their brightness, scaled so that `threshold` counts fully. Being directional,
-/// it ignores stone rims and texture running across the supposed line.
-struct Support<'a> {
-    img: &'a Plane,
-    scale: f32,
-}
-
-/// How far either side of a line its background is sampled, working pixels.
-const LINE_REACH: f64 = 2.5;
-
-impl<'a> Support<'a> {
-    fn new(img: &'a Plane, threshold: f32) -> Self {
-        Support {
-            img,
-            scale: 1.0 / threshold,
-        }
-    }
-
-    /// Support at `p` for a line running along the unit vector `dir`; the best of the
-    /// points within two pixels across the line, which tolerates a slightly wrong hypothesis.
-    fn at(&self, p: Point, dir: Point) -> f64 {
-        let n = [-dir[1], dir[0]];
-        let mut best = 0.0f32;
-        for o in [-2.0, -1.0, 0.0, 1.0, 2.0] {
-            let c = [p[0] + o * n[0], p[1] + o * n[1]];
-            let v = self.img.sample(c[0], c[1]);
-            let a = self
-                .img
-                .sample(c[0] + LINE_REACH * n[0], c[1] + LINE_REACH * n[1]);
-            let b = self
-                .img
-                .sample(c[0] - LINE_REACH * n[0], c[1] - LINE_REACH * n[1]);
-            let bg = 0.5 * (a + b);
-            // Both sides must be lighter: an edge (light one side only) is not a line.
-            let r = ((a.min(b) - v) / (bg + 24.0)).max(0.0);
-            best = best.max(r);
-        }
-        f64::from((best * self.scale).min(1.0))
-    }
-}
-
-/// Prefix sums of line support along every grid line of a hypothesis within reach, and
-/// along the half-way lines between them.
-struct LineProfiles {
-    /// `cols[i][s]`: support summed along column (i - 2·REACH - 1) / 2 up to sample s
-    /// (rows alike).
-    cols: Vec<Vec<f64>>,
-    rows: Vec<Vec<f64>>,
-}
-
-impl LineProfiles {
-    fn new(h: &Homography, support: &Support) -> Self {
-        let lines = (4 * REACH + 3) as usize;
-        let samples = (2 * REACH * STEPS + 1) as usize;
-        let mut cols = vec![vec![0.0; samples + 1]; lines];
-        let mut rows = vec![vec![0.0; samples + 1]; lines];
-        // Points behind the camera (the far side of the horizon) are not on the board.
-        let w0 = h.0[8];
-        let front = |g: Point| {
-            let w = h.0[6] * g[0] + h.0[7] * g[1] + h.0[8];
-            (w * w0 > 0.0).then(|| h.apply(g)).flatten()
-        };
-        // Support at grid point `g` for the grid line through it along grid direction `d`.
-        let along = |g: Point, d: Point| -> f64 {
-            let (Some(p), Some(q)) = (front(g), front([g[0] + 0.1 * d[0], g[1] + 0.1 * d[1]]))
-            else {
-                return 0.0;
-            };
-            let len = dist(p, q);
-            if len.is_nan() || len <= 1e-9 {
-                return 0.0;
-            }
-            support.at(p, [(q[0] - p[0]) / len, (q[1] - p[1]) / len])
-        };
-        for i in 0..lines {
-            let line = (i as f64 - (2 * REACH + 1) as f64) / 2.0;
-            for s in 0..samples {
-                let t = (s as i64 - REACH * STEPS) as f64 / STEPS as f64;
-                cols[i][s + 1] = cols[i][s] + along([line, t], [0.0, 1.0]);
-                rows[i][s + 1] = rows[i][s] + along([t, line], [1.0, 0.0]);
-            }
-        }
-        LineProfiles { cols, rows }
-    }
-
-    /// Mean support of the line at table index `i` between grid coordinates `from` and `to`.
-    fn mean(&self, col: bool, i: i64, from: i64, to: i64) -> f64 {
-        if !(0..=4 * REACH + 2).contains(&i) {
-            return 0.0;
-        }
-        let table = if col {
-            &self.cols[i as usize]
-        } else {
-            &self.rows[i as usize]
-        };
-        let (a, b) = (
-            ((from + REACH) * STEPS) as usize,
-            ((to + REACH) * STEPS) as usize + 1,
-        );
-        (table[b] - table[a]) / (b - a) as f64
-    }
-
-    /// How much more column or row `line` shows between `from` and `to` than the half-way
-    /// lines either side of it: high on a grid line, near zero on texture or plain wood.
-    fn contrast(&self, col: bool, line: i64, from: i64, to: i64) -> f64 {
-        let i = 2 * (line + REACH) + 1;
-        self.mean(col, i, from, to)
-            - 0.5 * (self.mean(col, i - 1, from, to) + self.mean(col, i + 1, from, to))
-    }
-}
-
-/// The best board window of a grid hypothesis.
-struct Window {
-    /// What windows are ranked by: over the window's lines, the sum of each line's contrast
-    /// less `LINE_CONTRAST`, so every real line a window takes in counts for it and every
-    /// blank one against it (a 9x9 window inside a 19x19 board loses to the whole board).
-    evidence: f64,
-    /// Mean contrast of the window's lines less that of the four lines just outside it.
-    score: f64,
-    /// Lines per side.
-    n: usize,
-    /// Board coordinates → working pixels.
-    h: Homography,
-}
-
-/// The contrast a grid line shows at the least, partly hidden by stones or hands.
-const LINE_CONTRAST: f64 = 0.12;
-
-fn best_window(h: &Homography, support: &Support) -> Option<Window> {
-    let prof = LineProfiles::new(h, support);
-    let mut best: Option<(f64, f64, usize, i64, i64)> = None;
-    for n in SIZES {
-        let span = n as i64 - 1;
-        for c0 in -REACH + 1..=REACH - 1 - span {
-            for r0 in -REACH + 1..=REACH - 1 - span {
-                let (c1, r1) = (c0 + span, r0 + span);
-                let inside: f64 = (c0..=c1)
-                    .map(|c| prof.contrast(true, c, r0, r1))
-                    .chain((r0..=r1).map(|r| prof.contrast(false, r, c0, c1)))
-                    .sum::<f64>();
-                let evidence = inside - LINE_CONTRAST * (2 * n) as f64;
-                if best.is_some_and(|b| evidence <= b.0) {
-                    continue;
-                }
-                let outside = (prof.contrast(true, c0 - 1, r0, r1)
-                    + prof.contrast(true, c1 + 1, r0, r1)
-                    + prof.contrast(false, r0 - 1, c0, c1)
-                    + prof.contrast(false, r1 + 1, c0, c1))
-                    / 4.0;
-                best = Some((evidence, inside / (2 * n) as f64 - outside, n, c0, r0));
-            }
-        }
-    }
-    let (evidence, score, n, c0, r0) = best?;
-    let shift = Homography([1.0, 0.0, c0 as f64, 0.0, 1.0, r0 as f64, 0.0, 0.0, 1.0]);
-    Some(Window {
-        evidence,
-        score,
-        n,
-        h: h.then_after(&shift),
-    })
-}
-
 /// Moves each grid line onto the dark line under it (sub-pixel), then refits the board map
 /// on the crossings of the moved lines, ignoring crossings that disagree (hands, stones).
 fn refine(hb: &Homography, n: usize, map: &Plane, rounds: usize) -> Option<Homography> {
@@ -484,6 +418,11 @@ fn refine(hb: &Homography, n: usize, map: &Plane, rounds: usize) -> Option<Homog
             let c: Vec<Point> = c.into_iter().collect::<Option<_>>()?;
             (0..4).map(|i| dist(c[i], c[(i + 1) % 4])).sum::<f64>() / (4.0 * last)
         };
+        // A grid whose cells outgrow the image is no board, and snapping its far-flung
+        // lines would sample millions of points.
+        if !(spacing.is_finite() && spacing < map.width.max(map.height) as f64) {
+            return None;
+        }
         let reach = if round == 0 {
             0.3 * spacing
         } else {
@@ -526,37 +465,42 @@ fn snap_line(h: &Homography, a: Point, b: Point, reach: f64, map: &Plane) -> Opt
         let g1 = lerp(a, b, 0.5 * (half + 1) as f64);
         let (p0, p1) = (h.apply(g0)?, h.apply(g1)?);
         let len = dist(p0, p1);
-        if len < 2.0 {
+        if !(2.0..=4.0 * (map.width + map.height) as f64).contains(&len) {
             return None;
         }
         let dir = [(p1[0] - p0[0]) / len, (p1[1] - p0[1]) / len];
         let normal = [-dir[1], dir[0]];
         // Every other pixel along the line is plenty to place it.
         let samples = (len / 2.0).ceil() as usize;
-        let steps = (reach * 4.0).ceil() as i64;
-        let mut scores = Vec::with_capacity((2 * steps + 1) as usize);
-        for s in -steps..=steps {
-            let d = s as f64 / 4.0;
-            let total: f64 = (0..samples)
+        let score = |d: f64| -> f64 {
+            (0..samples)
                 .map(|i| {
                     let t = (i as f64 + 0.5) / samples as f64;
                     let p = lerp(p0, p1, t);
                     f64::from(map.sample(p[0] + d * normal[0], p[1] + d * normal[1]))
                 })
-                .sum();
-            scores.push(total);
-        }
-        let best = (0..scores.len()).max_by(|&i, &j| scores[i].total_cmp(&scores[j]))?;
-        // A parabola through the peak and its neighbours places it between samples.
-        let mut offset = best as f64;
-        if best > 0 && best + 1 < scores.len() {
-            let (l, c, r) = (scores[best - 1], scores[best], scores[best + 1]);
+                .sum()
+        };
+        // Whole pixels over the reach, then quarter pixels around the best of them; a
+        // parabola through the peak and its neighbours places it between quarters.
+        let whole = reach.ceil() as i64;
+        let coarse = (-whole..=whole)
+            .map(|s| (s as f64, score(s as f64)))
+            .max_by(|a, b| a.1.total_cmp(&b.1))?
+            .0;
+        let fine: Vec<(f64, f64)> = (-4..=4)
+            .map(|q| coarse + f64::from(q) / 4.0)
+            .map(|d| (d, score(d)))
+            .collect();
+        let best = (0..fine.len()).max_by(|&i, &j| fine[i].1.total_cmp(&fine[j].1))?;
+        let mut d = fine[best].0;
+        if best > 0 && best + 1 < fine.len() {
+            let (l, c, r) = (fine[best - 1].1, fine[best].1, fine[best + 1].1);
             let denom = l - 2.0 * c + r;
             if denom < 0.0 {
-                offset += (0.5 * (l - r) / denom).clamp(-0.5, 0.5);
+                d += (0.5 * (l - r) / denom).clamp(-0.5, 0.5) / 4.0;
             }
         }
-        let d = (offset - steps as f64) / 4.0;
         let mid = lerp(p0, p1, 0.5);
         *slot = [mid[0] + d * normal[0], mid[1] + d * normal[1]];
     }
@@ -654,6 +598,11 @@ mod tests {
         Frame::new(width, height, PixelFormat::Grey, data).unwrap()
     }
 
+    /// Corner error allowed, in cells at that corner. The rendered lines are a tenth of a
+    /// cell wide (printed ones are about half that), and the dark-line map peaks near a
+    /// wide line's edges, so snapping can sit up to about a tenth of a cell off.
+    const TOLERANCE: f64 = 0.15;
+
     fn check(n: usize, h: Homography) {
         let frame = render(n, &h, 640, 480);
         let board = find_board(&frame).unwrap_or_else(|e| panic!("{n}x{n}: {e}"));
@@ -661,15 +610,18 @@ mod tests {
         let last = (n - 1) as f64;
         let truth =
             [[0.0, 0.0], [last, 0.0], [last, last], [0.0, last]].map(|g| h.apply(g).unwrap());
-        let spacing = board.mean_spacing();
+        // Each corner against the cell size there: in a steep view the near cells are
+        // twice the far ones.
         for c in board.corners {
-            let nearest = truth
-                .iter()
-                .map(|t| dist(*t, c))
-                .fold(f64::INFINITY, f64::min);
+            let (k, nearest) = (0..4)
+                .map(|k| (k, dist(truth[k], c)))
+                .min_by(|a, b| a.1.total_cmp(&b.1))
+                .unwrap();
+            let local = (dist(truth[k], truth[(k + 1) % 4]) + dist(truth[k], truth[(k + 3) % 4]))
+                / (2.0 * last);
             assert!(
-                nearest < 0.1 * spacing,
-                "{n}x{n}: corner {c:?} is {nearest:.2} px off"
+                nearest < TOLERANCE * local,
+                "{n}x{n}: corner {c:?} is {nearest:.2} px off (cells {local:.0} px)"
             );
         }
         // Named as seen: top-left has the smallest x + y, and the order runs clockwise.
@@ -699,12 +651,28 @@ mod tests {
         check(13, view(13, 28.0));
     }
 
-    // Known weakness, left for the follow-up: on a 9x9 board the chosen window can sit a line
-    // or two off (here two lines off at 36 px cells; right at 30 px).
     #[test]
-    #[ignore = "9x9 window placement is not reliable yet"]
-    fn finds_a_rendered_9x9_board() {
-        check(9, view(9, 36.0));
+    fn finds_rendered_9x9_boards_at_several_scales() {
+        // A false line half-way between grid lines once hid every true cell of a 9x9 board.
+        for cell in [30.0, 36.0, 42.0] {
+            check(9, view(9, cell));
+        }
+    }
+
+    /// A steep view: the far edge much shorter than the near one, as from a camera looking
+    /// down at about 40 degrees from the side of the table.
+    fn steep(n: usize) -> Homography {
+        let last = (n - 1) as f64;
+        let src = [[0.0, 0.0], [last, 0.0], [last, last], [0.0, last]];
+        let dst = [[220.0, 90.0], [430.0, 95.0], [560.0, 420.0], [80.0, 410.0]];
+        Homography::fit(&src, &dst).unwrap()
+    }
+
+    #[test]
+    fn finds_steeply_viewed_boards_of_every_size() {
+        for n in SIZES {
+            check(n, steep(n));
+        }
     }
 
     #[test]

@@ -96,10 +96,12 @@ pub fn lines(
     };
     let mut peaks = Vec::new();
     let (tw, rw) = (theta_window as i64, rho_window as i64);
+    // Cells under the final floor can never be kept, so they need no neighbourhood test.
+    let floor = acc.iter().copied().fold(0.0f32, f32::max) * min_fraction;
     for t in 0..THETA_BINS as i64 {
         for r in 0..rho_bins as i64 {
             let v = acc[t as usize * rho_bins + r as usize];
-            if v <= 0.0 {
+            if v <= 0.0 || v < floor {
                 continue;
             }
             let mut is_max = true;

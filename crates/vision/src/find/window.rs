@@ -1,0 +1,290 @@
+//! Choosing a board window in a grid hypothesis: how clearly each grid line shows against
+//! the half-way lines beside it (stones on a line count for it), and the 9, 13 or 19 lines
+//! whose evidence is largest.
+
+use crate::filter::Plane;
+use crate::homography::{Homography, Point};
+
+use super::{dist, REACH, SIZES, STEPS};
+
+/// How much a point looks like part of a thin dark line running in a given direction: the
+/// grey level there against the levels `LINE_REACH` pixels either side across the line,
+/// relative to their brightness, scaled so that `threshold` counts fully. Being directional,
+/// it ignores stone rims and texture running across the supposed line.
+pub(super) struct Support<'a> {
+    img: &'a Plane,
+    scale: f32,
+}
+
+/// How far either side of a line its background is sampled, working pixels.
+const LINE_REACH: f64 = 2.5;
+
+impl<'a> Support<'a> {
+    pub(super) fn new(img: &'a Plane, threshold: f32) -> Self {
+        Support {
+            img,
+            scale: 1.0 / threshold,
+        }
+    }
+
+    /// Support at `p` for a line running along the unit vector `dir`; the best of the
+    /// points within two pixels across the line, which tolerates a slightly wrong hypothesis.
+    fn at(&self, p: Point, dir: Point) -> f64 {
+        // Off the frame every sample reads 0, and so would the support: skip the sampling.
+        let margin = LINE_REACH + 3.0;
+        if !(p[0] > -margin
+            && p[1] > -margin
+            && p[0] < self.img.width as f64 + margin
+            && p[1] < self.img.height as f64 + margin)
+        {
+            return 0.0;
+        }
+        let n = [-dir[1], dir[0]];
+        let mut best = 0.0f32;
+        for o in [-2.0, -1.0, 0.0, 1.0, 2.0] {
+            let c = [p[0] + o * n[0], p[1] + o * n[1]];
+            let v = self.img.sample(c[0], c[1]);
+            let a = self
+                .img
+                .sample(c[0] + LINE_REACH * n[0], c[1] + LINE_REACH * n[1]);
+            let b = self
+                .img
+                .sample(c[0] - LINE_REACH * n[0], c[1] - LINE_REACH * n[1]);
+            let bg = 0.5 * (a + b);
+            // Both sides must be lighter: an edge (light one side only) is not a line.
+            let r = ((a.min(b) - v) / (bg + 24.0)).max(0.0);
+            best = best.max(r);
+        }
+        f64::from((best * self.scale).min(1.0))
+    }
+}
+
+/// Along every grid line of a hypothesis within reach, prefix sums of its contrast against
+/// the half-way lines either side (at the samples no stone covers) and of the samples that
+/// stones cover. A stone is a disc centred on an intersection that hides the line under it;
+/// it is evidence for the grid, not against it, so a line crowded with stones still counts.
+struct LineProfiles {
+    /// `cols[c + REACH][s]`: column c's contrast summed over its visible samples before
+    /// sample s, and how many of those samples were visible (rows alike).
+    cols: Vec<Vec<(f64, u32)>>,
+    rows: Vec<Vec<(f64, u32)>>,
+    /// What a sample under a stone counts as.
+    stone_credit: f64,
+}
+
+/// What a sample under a stone counts as, in line contrast: a little more than the least a
+/// line must show, so a line of stones counts for a window but weighs less than a clear one.
+const STONE_CREDIT: f64 = 0.25;
+/// Or this share of the contrast the grid's visible lines typically show, if more.
+const STONE_SHARE: f64 = 0.75;
+/// A stone differs from the wood around it by at least this, relative to the wood's level.
+const STONE_DEVIATION: f32 = 0.12;
+
+impl LineProfiles {
+    fn new(h: &Homography, support: &Support) -> Self {
+        let lines = (4 * REACH + 3) as usize;
+        let samples = (2 * REACH * STEPS + 1) as usize;
+        // Points behind the camera (the far side of the horizon) are not on the board.
+        let w0 = h.0[8];
+        let front = |g: Point| {
+            let w = h.0[6] * g[0] + h.0[7] * g[1] + h.0[8];
+            (w * w0 > 0.0).then(|| h.apply(g)).flatten()
+        };
+        // Support at grid point `g` for the grid line through it along grid direction `d`.
+        let along = |g: Point, d: Point| -> f64 {
+            let (Some(p), Some(q)) = (front(g), front([g[0] + 0.1 * d[0], g[1] + 0.1 * d[1]]))
+            else {
+                return 0.0;
+            };
+            let len = dist(p, q);
+            if len.is_nan() || len <= 1e-9 {
+                return 0.0;
+            }
+            support.at(p, [(q[0] - p[0]) / len, (q[1] - p[1]) / len])
+        };
+        // Raw support along every line and half-way line: index i is line (i - 2·REACH - 1) / 2.
+        let mut col_raw = vec![vec![0.0; samples]; lines];
+        let mut row_raw = vec![vec![0.0; samples]; lines];
+        for i in 0..lines {
+            let line = (i as f64 - (2 * REACH + 1) as f64) / 2.0;
+            for s in 0..samples {
+                let t = (s as i64 - REACH * STEPS) as f64 / STEPS as f64;
+                col_raw[i][s] = along([line, t], [0.0, 1.0]);
+                row_raw[i][s] = along([t, line], [1.0, 0.0]);
+            }
+        }
+        let side = (2 * REACH + 1) as usize;
+        let stones: Vec<bool> = (0..side * side)
+            .map(|k| {
+                let (c, r) = ((k % side) as i64 - REACH, (k / side) as i64 - REACH);
+                is_stone(support.img, &front, c as f64, r as f64)
+            })
+            .collect();
+        // Whether the intersection nearest sample s of integer line `li` (0-based) holds a stone.
+        let stone_at = |col: bool, li: usize, s: usize| {
+            let k = ((s as i64 + STEPS / 2) / STEPS) as usize;
+            let k = k.min(side - 1);
+            if col {
+                stones[k * side + li]
+            } else {
+                stones[li * side + k]
+            }
+        };
+        let prefix = |raw: &[Vec<f64>], col: bool| -> Vec<Vec<(f64, u32)>> {
+            (0..side)
+                .map(|li| {
+                    let [before, line, after] = [&raw[2 * li], &raw[2 * li + 1], &raw[2 * li + 2]];
+                    let mut acc = Vec::with_capacity(samples + 1);
+                    acc.push((0.0, 0u32));
+                    let (mut sum, mut seen) = (0.0, 0u32);
+                    for (s, v) in line.iter().enumerate() {
+                        if !stone_at(col, li, s) {
+                            sum += v - 0.5 * (before[s] + after[s]);
+                            seen += 1;
+                        }
+                        acc.push((sum, seen));
+                    }
+                    acc
+                })
+                .collect()
+        };
+        let (cols, rows) = (prefix(&col_raw, true), prefix(&row_raw, false));
+        // How clearly this grid's lines show where nothing covers them: the median over the
+        // lines that show at all. A stone hides a line as surely as it proves one.
+        let mut shown: Vec<f64> = cols
+            .iter()
+            .chain(&rows)
+            .filter_map(|t| {
+                let (sum, seen) = t[t.len() - 1];
+                (seen > 0).then(|| sum / f64::from(seen))
+            })
+            .filter(|&c| c > LINE_CONTRAST)
+            .collect();
+        shown.sort_by(f64::total_cmp);
+        let typical = shown.get(shown.len() / 2).copied().unwrap_or(0.0);
+        LineProfiles {
+            stone_credit: STONE_CREDIT.max(STONE_SHARE * typical),
+            cols,
+            rows,
+        }
+    }
+
+    /// How much column or row `line` shows between `from` and `to` more than the half-way
+    /// lines either side of it, the samples under stones counting `STONE_CREDIT`: high on
+    /// a grid line, near zero on texture or plain wood.
+    fn contrast(&self, col: bool, line: i64, from: i64, to: i64) -> f64 {
+        if !(-REACH..=REACH).contains(&line) {
+            return 0.0;
+        }
+        let table = if col { &self.cols } else { &self.rows };
+        let table = &table[(line + REACH) as usize];
+        let (a, b) = (
+            ((from + REACH) * STEPS) as usize,
+            ((to + REACH) * STEPS) as usize + 1,
+        );
+        let (sum, seen) = (table[b].0 - table[a].0, table[b].1 - table[a].1);
+        let total = (b - a) as f64;
+        let hidden = total - f64::from(seen);
+        (sum + hidden * self.stone_credit) / total
+    }
+}
+
+/// Whether a stone sits on grid intersection (c, r): of the crossing and four points a
+/// quarter cell from it diagonally (inside a stone, on bare wood beside an empty crossing),
+/// at least four differ from the wood at the cell centres around it (which no stone covers)
+/// in the same direction, darker or lighter, by at least `STONE_DEVIATION`.
+fn is_stone(img: &Plane, front: &dyn Fn(Point) -> Option<Point>, c: f64, r: f64) -> bool {
+    let grey = |dc: f64, dr: f64| front([c + dc, r + dr]).map(|p| img.sample(p[0], p[1]));
+    let mut woods = [0.0f32; 4];
+    for (k, (dc, dr)) in [(-0.5, -0.5), (0.5, -0.5), (0.5, 0.5), (-0.5, 0.5)]
+        .into_iter()
+        .enumerate()
+    {
+        let Some(g) = grey(dc, dr) else {
+            return false;
+        };
+        woods[k] = g;
+    }
+    // The middle two of the four: a shadow or a stray stone at one cell centre is ignored.
+    woods.sort_by(f32::total_cmp);
+    let wood = 0.5 * (woods[1] + woods[2]);
+    let (mut darker, mut lighter) = (0, 0);
+    for (dc, dr) in [
+        (0.0, 0.0),
+        (-0.25, -0.25),
+        (0.25, -0.25),
+        (0.25, 0.25),
+        (-0.25, 0.25),
+    ] {
+        let Some(g) = grey(dc, dr) else {
+            return false;
+        };
+        let dev = (g - wood) / (wood + 24.0);
+        if dev <= -STONE_DEVIATION {
+            darker += 1;
+        } else if dev >= STONE_DEVIATION {
+            lighter += 1;
+        }
+    }
+    // One of the five may miss: a black stone's highlight, a white stone's shadowed side.
+    darker.max(lighter) >= 4
+}
+
+/// The best board window of a grid hypothesis.
+pub(super) struct Window {
+    /// What windows are ranked by: over the window's lines, the sum of each line's contrast
+    /// less `LINE_CONTRAST`, so every real line a window takes in counts for it and every
+    /// blank one against it (a 9x9 window inside a 19x19 board loses to the whole board).
+    pub(super) evidence: f64,
+    /// Mean contrast of the window's lines less that of the four lines just outside it.
+    pub(super) score: f64,
+    /// Lines per side.
+    pub(super) n: usize,
+    /// Board coordinates → working pixels.
+    pub(super) h: Homography,
+}
+
+/// The contrast a grid line shows at the least, partly hidden by stones or hands.
+const LINE_CONTRAST: f64 = 0.12;
+
+/// The window of 9, 13 or 19 lines of hypothesis `h` with the most evidence.
+pub(super) fn best_window(h: &Homography, support: &Support) -> Option<Window> {
+    let prof = LineProfiles::new(h, support);
+    let mut best: Option<(f64, f64, usize, i64, i64)> = None;
+    for n in SIZES {
+        let span = n as i64 - 1;
+        for c0 in -REACH + 1..=REACH - 1 - span {
+            for r0 in -REACH + 1..=REACH - 1 - span {
+                let (c1, r1) = (c0 + span, r0 + span);
+                let inside: f64 = (c0..=c1)
+                    .map(|c| prof.contrast(true, c, r0, r1))
+                    .chain((r0..=r1).map(|r| prof.contrast(false, r, c0, c1)))
+                    .sum::<f64>();
+                let beyond = [
+                    prof.contrast(true, c0 - 1, r0, r1),
+                    prof.contrast(true, c1 + 1, r0, r1),
+                    prof.contrast(false, r0 - 1, c0, c1),
+                    prof.contrast(false, r1 + 1, c0, c1),
+                ];
+                // A board ends where its wood shows no further line: a line just outside
+                // the window that shows as a grid line counts against the window ending
+                // there as much as a line inside counts for it.
+                let edge_penalty: f64 = beyond.iter().map(|c| (c - LINE_CONTRAST).max(0.0)).sum();
+                let evidence = inside - LINE_CONTRAST * (2 * n) as f64 - edge_penalty;
+                if best.is_some_and(|b| evidence <= b.0) {
+                    continue;
+                }
+                let outside = beyond.iter().sum::<f64>() / 4.0;
+                best = Some((evidence, inside / (2 * n) as f64 - outside, n, c0, r0));
+            }
+        }
+    }
+    let (evidence, score, n, c0, r0) = best?;
+    let shift = Homography([1.0, 0.0, c0 as f64, 0.0, 1.0, r0 as f64, 0.0, 0.0, 1.0]);
+    Some(Window {
+        evidence,
+        score,
+        n,
+        h: h.then_after(&shift),
+    })
+}
