@@ -16,8 +16,8 @@ pub use crate::game_settings::GameSettings;
 use crate::history::{History, MAX_RECORDS};
 use crate::journal::{Journal, JournalError};
 use crate::payload::{
-    decode_command, decode_snapshot, Alert, AnalysisMsg, Command, EngineSide, FixMsg, GtpReply,
-    MoveMsg, State,
+    decode_command, decode_snapshot, Alert, AnalysisMsg, CameraStatus, Command, EngineSide, FixMsg,
+    GtpReply, MoveMsg, State,
 };
 use crate::record::Record;
 use crate::{Cell, Reconciler, Verdict};
@@ -153,6 +153,8 @@ pub struct Appliance {
     level: Option<u8>,
     pondering: Option<Pondering>,
     last_alert: Option<Alert>,
+    /// The camera reader's last status, if a camera is in use.
+    camera: Option<CameraStatus>,
     /// The game on show is safe in the archive (or has no moves to keep).
     archived: bool,
     outbox: Vec<Out>,
@@ -180,6 +182,7 @@ impl Appliance {
             level: None,
             pondering: None,
             last_alert: None,
+            camera: None,
             archived: false,
             outbox: Vec::new(),
         };
@@ -229,6 +232,9 @@ impl Appliance {
     /// Publishes the state again (after a reconnect).
     pub fn republish(&mut self) {
         self.push_state();
+        if let Some(c) = self.camera.clone() {
+            self.push("camera", &c, true);
+        }
     }
 
     /// A command that will never be carried out (the daemon is stopping): its sender is
@@ -245,10 +251,40 @@ impl Appliance {
     /// A snapshot payload arrived.
     pub fn on_snapshot(&mut self, payload: &[u8]) {
         let size = self.engine.game().board().size();
-        let snap = match decode_snapshot(payload, size) {
-            Ok(s) => s,
-            Err(e) => return self.alert_error("board/snapshot", e.to_string()),
-        };
+        match decode_snapshot(payload, size) {
+            Ok(snap) => self.on_board(snap),
+            Err(e) => self.alert_error("board/snapshot", e.to_string()),
+        }
+    }
+
+    /// A camera reader's status and, once it has settled on one, the board it sees: the
+    /// status is retained on `camera` (published when it changes), and the board goes
+    /// through the reconciler exactly as a snapshot payload does.
+    pub fn on_camera(&mut self, mut status: CameraStatus, snap: Option<crate::Snapshot>) {
+        let size = self.engine.game().board().size();
+        let snap = snap.filter(|s| {
+            if s.size() == size {
+                return true;
+            }
+            status.message = Some(format!(
+                "the camera sees a {} board, the game is {}",
+                s.size(),
+                size
+            ));
+            false
+        });
+        if self.camera.as_ref() != Some(&status) {
+            self.push("camera", &status, true);
+            self.camera = Some(status);
+        }
+        if let Some(snap) = snap {
+            self.on_board(snap);
+        }
+    }
+
+    /// A board as seen, from a snapshot payload or a camera.
+    fn on_board(&mut self, snap: crate::Snapshot) {
+        let size = self.engine.game().board().size();
         if self.engine.game().is_over() {
             // Players clearing the board after a game start the next one.
             if size.points().all(|l| snap.at(l) == Cell::Empty) {

@@ -84,6 +84,8 @@ pub enum Inbound {
     Command(Payload),
     /// The link (re)connected: the state should be published again.
     Connected,
+    /// A camera reader's status, and the board it settled on when it has one.
+    Camera(crate::payload::CameraStatus, Option<crate::Snapshot>),
 }
 
 /// A payload waiting for the engine loop; its bytes count against the queue's budget

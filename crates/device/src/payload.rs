@@ -392,6 +392,38 @@ fn round3(v: f64) -> f64 {
     (v * 1000.0).round() / 1000.0
 }
 
+/// How a camera board reader follows the board, in its status.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CameraTracking {
+    /// The board was just found from scratch.
+    Found,
+    /// The board is followed from frame to frame.
+    Tracking,
+    /// The board is followed but much of it is hidden (a hand).
+    Hidden,
+    /// The board is placed by configured corners.
+    Manual,
+    /// No board in the frames.
+    Lost,
+    /// No frames (the camera is unplugged, the stream stalled).
+    NoFrame,
+}
+
+/// The camera reader's status, retained on `tengen/<id>/camera`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct CameraStatus {
+    /// A board is placed in the frames.
+    pub board_found: bool,
+    /// How it is followed, or why there is none.
+    pub tracking: CameraTracking,
+    /// Points not seen on the board (`null` before any board was seen).
+    pub unseen: Option<usize>,
+    /// The problem, if any, for people (a stalled stream, a size unlike the game's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
 /// Something the players or the maker must know, on `tengen/<id>/alert`.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "kind", rename_all = "snake_case")]

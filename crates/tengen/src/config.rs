@@ -235,6 +235,35 @@ section! {
 }
 
 section! {
+    /// A camera over a plain board: the board is read from its frames and fed to the
+    /// same reconciler as MQTT snapshots. Off unless `source` is set.
+    Camera, CameraLayer {
+        /// `/dev/videoN` (V4L2), an `http://` MJPEG stream, a folder of frames or an image.
+        source: Option<String>,
+        /// Frame width asked of a V4L2 camera (it takes the closest it offers).
+        width: u32 = 1280,
+        /// Frame height asked of a V4L2 camera.
+        height: u32 = 720,
+        /// Frames per second asked of a V4L2 camera.
+        fps: u32 = 15,
+        /// Pixel format of a V4L2 camera: `auto`, `mjpeg` or `yuyv`.
+        format: String = "auto".into(),
+        /// The board's four outermost intersections in frame pixels (top-left, top-right,
+        /// bottom-right, bottom-left as seen), overriding automatic finding.
+        corners: Option<Vec<[f64; 2]>>,
+        /// Degrees (0, 90, 180, 270) the board as seen is turned clockwise to give the
+        /// game's board: which edge of the picture is the board's top row.
+        rotation: u32 = 0,
+        /// Milliseconds a point must be still before a change is reported.
+        settle_ms: u64 = 500,
+        /// Milliseconds without a frame before the source is reported stalled.
+        stall_ms: u64 = 5000,
+        /// Frames per second a folder of frames stands for.
+        folder_fps: f64 = 10.0,
+    }
+}
+
+section! {
     /// Where state lives.
     State, StateLayer {
         /// State directory (journal, archived games, engine caches).
@@ -251,6 +280,40 @@ section! {
     }
 }
 
+impl Camera {
+    /// Checks the camera keys; the error names the key.
+    fn validate(&self) -> Result<()> {
+        if let Some(src) = &self.source {
+            tengen_vision::SourceSpec::parse(src)
+                .map_err(|e| anyhow::anyhow!("camera.source: {e}"))?;
+        }
+        in_range("camera.width", self.width, 16, 8192)?;
+        in_range("camera.height", self.height, 16, 8192)?;
+        in_range("camera.fps", self.fps, 1, 240)?;
+        self.format
+            .parse::<tengen_vision::source::v4l::FormatChoice>()
+            .map_err(|e| anyhow::anyhow!("camera.format: {e}"))?;
+        if let Some(c) = &self.corners {
+            if c.len() != 4 || c.iter().flatten().any(|v| !v.is_finite()) {
+                bail!("camera.corners: give four [x, y] points (top-left, top-right, bottom-right, bottom-left)");
+            }
+        }
+        if ![0, 90, 180, 270].contains(&self.rotation) {
+            bail!(
+                "camera.rotation: {} is not 0, 90, 180 or 270",
+                self.rotation
+            );
+        }
+        in_range("camera.settle_ms", self.settle_ms, 0, 60_000)?;
+        in_range("camera.stall_ms", self.stall_ms, 100, 600_000)?;
+        let f = self.folder_fps;
+        if !(f.is_finite() && f > 0.0 && f <= 1000.0) {
+            bail!("camera.folder_fps: {f} is out of range (above 0, at most 1000)");
+        }
+        Ok(())
+    }
+}
+
 /// The merged configuration: defaults, then each layer's keys over them.
 #[derive(Serialize, Debug, Default, Clone, PartialEq)]
 pub struct Config {
@@ -262,6 +325,8 @@ pub struct Config {
     pub serial: Serial,
     /// The physical board.
     pub board: Board,
+    /// A camera over the board.
+    pub camera: Camera,
     /// State directory.
     pub state: State,
     /// The default game.
@@ -288,6 +353,9 @@ pub struct Layer {
     /// The physical board.
     #[serde(default)]
     pub board: BoardLayer,
+    /// A camera over the board.
+    #[serde(default)]
+    pub camera: CameraLayer,
     /// State directory.
     #[serde(default)]
     pub state: StateLayer,
@@ -316,6 +384,7 @@ impl Config {
         self.mqtt.merge(&top.mqtt);
         self.serial.merge(&top.serial);
         self.board.merge(&top.board);
+        self.camera.merge(&top.camera);
         self.state.merge(&top.state);
         self.game.merge(&top.game);
         self.analysis.merge(&top.analysis);
@@ -403,6 +472,7 @@ impl Config {
             );
         }
         in_range("board.stability", self.board.stability, 1, 100)?;
+        self.camera.validate()?;
         if let Some(t) = e.move_time {
             if !(t.is_finite() && t > 0.0 && t <= 3600.0) {
                 bail!("engine.move_time: {t} is out of range (above 0, at most 3600 seconds)");

@@ -7,6 +7,7 @@ mod bench;
 mod bench_search;
 mod bench_vision;
 mod bundled;
+mod camera;
 mod classic_eval;
 mod config;
 mod convert;

@@ -121,6 +121,9 @@ pub fn run(a: ServeArgs) -> Result<()> {
         };
         spawn_serial(sc, in_tx.clone(), stop.clone())
     });
+    // Not joined at the end: it may be waiting out a stalled camera, and holds nothing
+    // that needs closing beyond its source.
+    let _camera = crate::camera::spawn(&cfg, in_tx.clone(), stop.clone())?;
     drop(in_tx);
     let watchdog = spawn_watchdog(
         heartbeat.clone(),
@@ -203,6 +206,7 @@ fn engine_loop(
             Ok(Inbound::Snapshot(p)) => app.on_snapshot(&p),
             Ok(Inbound::Command(p)) => app.on_command(&p),
             Ok(Inbound::Connected) => app.republish(),
+            Ok(Inbound::Camera(status, snap)) => app.on_camera(status, snap),
             Ok(Inbound::Gtp(line, reply)) => {
                 let id = parse_line(&line).and_then(|c| c.ok()).and_then(|c| c.id);
                 let text = app.gtp(&line).format(id);

@@ -11,9 +11,13 @@ pub mod overlay;
 pub mod read;
 pub mod render;
 pub mod source;
+pub mod track;
 
 pub use find::{find_board, FoundBoard, NoBoard};
 pub use frame::{Frame, FrameError, PixelFormat};
 pub use homography::{fit_ransac, Homography, Point, RobustFit};
 pub use read::{BoardReading, PointReading, PointState, StoneReader};
-pub use source::{read_image, FrameFolder, FrameSource, ImageFile, SourceError};
+pub use source::{
+    read_image, CameraSettings, FrameFolder, FrameSource, ImageFile, Latest, MjpegHttp,
+    SourceError, SourceSpec,
+};

@@ -1,39 +1,9 @@
-//! Where frames come from: one trait, and the simplest sources (an image file, a folder).
+//! Offline sources: one image file, or a folder of frames in natural order.
 
 use std::path::{Path, PathBuf};
 
-use thiserror::Error;
-
-use crate::frame::{Frame, FrameError};
-
-/// Why a source could not give a frame.
-#[derive(Debug, Error)]
-pub enum SourceError {
-    /// A file or folder could not be read.
-    #[error("cannot read {path}")]
-    Io {
-        /// The file or folder.
-        path: PathBuf,
-        /// The underlying error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// A file was read but is not a frame.
-    #[error("{path} is not a usable image")]
-    Frame {
-        /// The file.
-        path: PathBuf,
-        /// Why it is not a frame.
-        #[source]
-        source: FrameError,
-    },
-}
-
-/// Something that yields frames, newest last; `Ok(None)` once it has no more.
-pub trait FrameSource {
-    /// The next frame, `Ok(None)` at the end.
-    fn next_frame(&mut self) -> Result<Option<Frame>, SourceError>;
-}
+use super::{FrameSource, SourceError};
+use crate::frame::Frame;
 
 /// Reads and decodes one image file.
 pub fn read_image(path: &Path) -> Result<Frame, SourceError> {
