@@ -24,7 +24,7 @@ pub enum BenchCommand {
     Nn(NnArgs),
     /// Search visits and network evaluations per second, per backend and thread count.
     Search(crate::bench_search::SearchArgs),
-    /// The camera reader's stages (board finding, stone reading) on one 1280x720 frame.
+    /// The camera reader's stages (board finding, tracking, stone reading) on one 1280x720 frame.
     Vision(crate::bench_vision::VisionArgs),
 }
 

@@ -7,6 +7,7 @@ use anyhow::{bail, ensure, Context, Result};
 use clap::Args;
 use tengen_rules::{BoardSize, Player};
 use tengen_vision::render::{render, Scene, Variation};
+use tengen_vision::track::{TrackStatus, Tracker};
 use tengen_vision::{find_board, read_image, Frame, StoneReader};
 
 /// Options of `tengen bench vision`.
@@ -52,6 +53,17 @@ pub fn run(a: VisionArgs) -> Result<()> {
         let _ = find_board(&frame);
     });
     report("board finding", &find);
+    // The live path: the board followed from where it was in the previous frame.
+    let mut tracker = Tracker::new();
+    tracker.update(&frame);
+    let mut lost = 0;
+    let track = time(a.runs, || {
+        if tracker.update(&frame).status != TrackStatus::Tracking {
+            lost += 1;
+        }
+    });
+    report("tracking", &track);
+    ensure!(lost == 0, "the tracker lost the board in {lost} runs");
     let mut reader = StoneReader::new().context("loading the stone classifier")?;
     let read = time(a.runs, || {
         reader.read(&frame, &board);

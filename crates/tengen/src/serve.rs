@@ -373,7 +373,13 @@ fn settings(cfg: &Config) -> Result<Settings> {
     Ok(Settings {
         game,
         remote_gtp,
-        window: cfg.board.stability as usize,
+        // A camera's reader settles each change itself before it hands a board over; asking
+        // the reconciler for repeats as well only delays moves behind hands.
+        window: if cfg.camera.source.is_some() {
+            1
+        } else {
+            cfg.board.stability as usize
+        },
         analysis: a.enabled,
         ownership: a.ownership,
         analysis_interval: Duration::from_millis(a.interval_ms),

@@ -53,7 +53,7 @@ fn a_game_on_camera_becomes_the_game_on_the_move_topic() {
         dir.path(),
         broker.port,
         &format!(
-            "[game]\nsize = 19\nengine = \"none\"\n[board]\nstability = 1\n\
+            "[game]\nsize = 19\nengine = \"none\"\n\
              [camera]\nsource = \"{}\"\nfolder_fps = 10\nsettle_ms = 500\n",
             frames.display()
         ),
