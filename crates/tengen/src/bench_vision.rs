@@ -5,8 +5,8 @@ use std::time::Instant;
 
 use anyhow::{bail, ensure, Context, Result};
 use clap::Args;
-use tengen_rules::{BoardSize, Player};
-use tengen_vision::render::{render, Scene, Variation};
+use tengen_rules::BoardSize;
+use tengen_vision::render::{random_stones, render, Scene, Variation};
 use tengen_vision::track::{TrackStatus, Tracker};
 use tengen_vision::{find_board, read_image, Frame, StoneReader};
 
@@ -78,14 +78,7 @@ pub fn run(a: VisionArgs) -> Result<()> {
 /// A rendered frame with a middle-game density of stones.
 fn rendered(n: usize, seed: u64) -> Result<Frame> {
     let size = BoardSize::square(n).with_context(|| format!("board size {n}"))?;
-    let mut rng = fastrand::Rng::with_seed(seed);
-    let stones = (0..size.area())
-        .map(|_| match rng.u8(0..5) {
-            0 => Some(Player::Black),
-            1 => Some(Player::White),
-            _ => None,
-        })
-        .collect();
+    let stones = random_stones(size, seed);
     let variation = Variation {
         max_tilt_degrees: 25.0,
         ..Variation::default()

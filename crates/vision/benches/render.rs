@@ -3,8 +3,8 @@
 //! hand over the board.
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use tengen_rules::{BoardSize, Player};
-use tengen_vision::render::{render, Scene, Variation};
+use tengen_rules::BoardSize;
+use tengen_vision::render::{random_stones, render, Scene, Variation};
 
 fn renders(c: &mut Criterion) {
     let mut group = c.benchmark_group("render_1280x720");
@@ -15,14 +15,7 @@ fn renders(c: &mut Criterion) {
     };
     for n in [9, 19] {
         let size = BoardSize::square(n).expect("valid size");
-        let mut rng = fastrand::Rng::with_seed(n as u64);
-        let stones = (0..size.area())
-            .map(|_| match rng.u8(0..5) {
-                0 => Some(Player::Black),
-                1 => Some(Player::White),
-                _ => None,
-            })
-            .collect();
+        let stones = random_stones(size, n as u64);
         let scene = Scene::random(size, stones, 1, &variation);
         group.bench_function(format!("{n}x{n}"), |b| b.iter(|| render(&scene)));
     }

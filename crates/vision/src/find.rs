@@ -18,9 +18,9 @@ pub const SIZES: [usize; 3] = [19, 13, 9];
 
 /// Frames are searched at most this many pixels on their long side: enough for a 19x19
 /// grid to keep lines several pixels apart, small enough to stay fast.
-const WORK_SIDE: f64 = 800.0;
+pub(crate) const WORK_SIDE: f64 = 800.0;
 /// Radius of the neighbourhood a line pixel must be darker than (grid lines are 1-3 px).
-const LINE_RADIUS: usize = 3;
+pub(crate) const LINE_RADIUS: usize = 3;
 /// Share of the frame's pixels taken as line pixels for the Hough transform.
 const LINE_PIXEL_SHARE: f64 = 0.12;
 /// Lines weaker than this share of the strongest are dropped.

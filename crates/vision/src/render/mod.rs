@@ -20,6 +20,7 @@ pub mod wood;
 
 pub use camera::Camera;
 pub use hands::Hand;
+pub use random::random_stones;
 pub use scene::{BoardLook, Degrade, Light, Scene, StoneLook, StoneShape, Variation};
 
 use crate::frame::Frame;

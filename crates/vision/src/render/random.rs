@@ -16,6 +16,19 @@ const SKIN: [[f64; 3]; 5] = [
     [0.16, 0.08, 0.05],
 ];
 
+/// A random middle-game density of stones for a board of `size` (a fifth black, a fifth
+/// white, the rest empty), row-major as [`Scene::random`] takes them.
+pub fn random_stones(size: BoardSize, seed: u64) -> Vec<Option<Player>> {
+    let mut rng = Rng::with_seed(seed);
+    (0..size.area())
+        .map(|_| match rng.u8(0..5) {
+            0 => Some(Player::Black),
+            1 => Some(Player::White),
+            _ => None,
+        })
+        .collect()
+}
+
 /// A uniform value in [lo, hi].
 fn between(rng: &mut Rng, lo: f64, hi: f64) -> f64 {
     lo + (hi - lo) * rng.f64()

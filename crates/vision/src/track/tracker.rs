@@ -10,10 +10,8 @@ use crate::find::{find_board, FoundBoard, NoBoard};
 use crate::frame::Frame;
 use crate::homography::{fit_ransac, Homography, Point};
 
-/// Frames are tracked at most this many pixels on their long side.
-const WORK_SIDE: f64 = 800.0;
-/// Radius of the neighbourhood a line pixel is compared with (as the finder uses).
-const LINE_RADIUS: usize = 3;
+// Frames are tracked at the finder's working size, with its line map.
+use crate::find::{LINE_RADIUS, WORK_SIDE};
 /// How far (in line spacings) a line is searched for either side of its last place.
 const REACH: f64 = 0.35;
 /// A half line counts as found when it shows this share of the board's usual contrast.
