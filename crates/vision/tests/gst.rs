@@ -95,6 +95,6 @@ fn silence_is_a_stall() {
     .unwrap();
     // The first frame comes at once; then nothing for an hour.
     let _ = src.next_frame();
-    let e = src.next_frame().err().expect("stalled");
+    let e = src.next_frame().expect_err("stalled");
     assert!(matches!(e, SourceError::Stalled { .. }), "{e:?}");
 }
