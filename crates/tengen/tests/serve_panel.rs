@@ -88,16 +88,16 @@ fn the_panel_follows_the_game_and_controls_are_journalled() {
         .is_some_and(|o| o.len() == 81));
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
+        // The view is taken whole: its graph point is its analysis, turned to Black's view.
         let v = get(web, "/api/state").json();
-        if let Some(p) = v["graph"]
+        let point = v["graph"]
             .as_array()
-            .and_then(|g| g.iter().find(|p| p["number"] == 1))
-        {
-            let w = a.data["winrate"].as_f64().unwrap();
-            assert!(
-                (p["winrate"].as_f64().unwrap() + w - 1.0).abs() < 0.2,
-                "{p} vs {w}"
-            );
+            .and_then(|g| g.iter().find(|p| p["number"] == 1).cloned());
+        if let (Some(p), 1) = (point, v["analysis"]["number"].as_u64().unwrap_or(0)) {
+            let (w, lead) = (&v["analysis"]["winrate"], &v["analysis"]["scoreLead"]);
+            let near = |a: &serde_json::Value, b: f64| (a.as_f64().unwrap() - b).abs() < 1e-9;
+            assert!(near(&p["winrate"], 1.0 - w.as_f64().unwrap()), "{v}");
+            assert!(near(&p["lead"], -lead.as_f64().unwrap()), "{v}");
             break;
         }
         assert!(Instant::now() < deadline, "no graph point: {v}");

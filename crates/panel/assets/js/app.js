@@ -27,11 +27,20 @@ function captures(s) {
   };
 }
 
+/** Shows candidate `c`'s variation (null: none) without rebuilding the list under the
+ * pointer, which would fire its hover again. */
+function showPv(c) {
+  ui.pv = c;
+  drawBoard($("board"), view, { ownership: ui.ownership, pv: ui.pv, onHover: showPv });
+  for (const tr of $("top").querySelectorAll("tbody tr")) {
+    tr.classList.toggle("active", !!c && tr.dataset.vertex === c.vertex);
+  }
+}
+
 function render() {
   const s = view.state;
-  drawBoard($("board"), view, { ownership: ui.ownership, pv: ui.pv, onHover: (c) => { ui.pv = c; render(); } });
   drawGraph($("graph"), view.graph, s ? s.moves.length : 0);
-  if (!s) return;
+  if (!s) return showPv(ui.pv);
   const name = { B: "Black", W: "White" };
   $("turn").textContent = s.result ? `Game over: ${s.result}` : `Move ${s.moves.length + 1}: ${name[s.to_move]} to play${s.thinking ? " (thinking…)" : ""}`;
   $("turn").dataset.moves = String(s.moves.length);
@@ -53,15 +62,14 @@ function render() {
     for (const m of a.moves) {
       const tr = document.createElement("tr");
       tr.dataset.vertex = m.vertex;
-      if (ui.pv && ui.pv.vertex === m.vertex) tr.className = "active";
       for (const t of [m.vertex, m.visits, `${(100 * m.winrate).toFixed(1)}%`, fmtLead(m.scoreLead)]) {
         const td = document.createElement("td");
         td.textContent = t;
         tr.appendChild(td);
       }
-      tr.addEventListener("mouseenter", () => { ui.pv = m; render(); });
-      tr.addEventListener("mouseleave", () => { ui.pv = null; render(); });
-      tr.addEventListener("click", () => { ui.pv = ui.pv && ui.pv.vertex === m.vertex ? null : m; render(); });
+      tr.addEventListener("mouseenter", () => showPv(m));
+      tr.addEventListener("mouseleave", () => showPv(null));
+      tr.addEventListener("click", () => showPv(ui.pv && ui.pv.vertex === m.vertex ? null : m));
       body.appendChild(tr);
     }
   } else {
@@ -77,6 +85,7 @@ function render() {
   } else {
     al.hidden = true;
   }
+  showPv(ui.pv);
 }
 
 /** Applies one live event to the view, as the server's hub does. */
