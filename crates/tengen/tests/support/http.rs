@@ -2,7 +2,7 @@
 //! raw bytes (for malformed ones), and a Server-Sent Events reader on a thread.
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
