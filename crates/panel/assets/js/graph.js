@@ -20,6 +20,12 @@ export function drawGraph(svg, points, moves) {
     svg.appendChild(path);
   };
   line((p) => H - p.winrate * H, "#4fa3ff", "winrate-line");
+  // A dot per point, so a game's first point shows before there is a line.
+  for (const p of points) {
+    const dot = document.createElementNS(NS, "circle");
+    Object.entries({ cx: x(p.number).toFixed(1), cy: (H - p.winrate * H).toFixed(1), r: 2, fill: "#4fa3ff" }).forEach(([k, v]) => dot.setAttribute(k, v));
+    svg.appendChild(dot);
+  }
   line((p) => H / 2 - (p.lead / maxLead) * (H / 2), "#e8b04a", "lead-line");
   svg.setAttribute("data-points", String(points.length));
 }
