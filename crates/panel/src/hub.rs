@@ -130,9 +130,14 @@ impl Hub {
         let Some(kind) = Kind::of_topic(out.topic) else {
             return;
         };
+        // The topics shown carry JSON text (only the camera's thumbnail is a picture).
+        let Ok(json) = std::str::from_utf8(&out.payload) else {
+            log::error!("panel: a {} message is not text", kind.name());
+            return;
+        };
         {
             let mut l = self.latest.lock().unwrap_or_else(PoisonError::into_inner);
-            if let Err(e) = l.take(kind, &out.payload) {
+            if let Err(e) = l.take(kind, json) {
                 // Our own appliance's JSON: a mismatch is a bug, not bad input.
                 log::error!("panel: cannot read a {} message: {e}", kind.name());
                 return;
@@ -141,7 +146,7 @@ impl Hub {
         // No receivers is fine: nobody is watching.
         let _ = self.live.send(Event {
             kind,
-            data: out.payload.as_str().into(),
+            data: json.into(),
         });
     }
 
@@ -236,7 +241,7 @@ mod tests {
     fn out(topic: &'static str, payload: &str) -> Out {
         Out {
             topic,
-            payload: payload.into(),
+            payload: payload.as_bytes().to_vec(),
             retain: false,
         }
     }
