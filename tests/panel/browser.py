@@ -157,7 +157,9 @@ def main():
             print(f"panel: MQTT snapshot to page, worst {1000 * worst:.0f} ms, "
                   f"median {1000 * sorted(figures)[len(figures) // 2]:.0f} ms "
                   "(mosquitto_pub's own start-up included)", flush=True)
-            check("move latency", worst < 0.5, f"{worst:.3f} s")
+            # The 200 ms for the typical move; a loaded CI machine gets slack on one.
+            median = sorted(figures)[len(figures) // 2]
+            check("move latency", median < 0.2 and worst < 1.0, f"median {median:.3f} s, worst {worst:.3f} s")
 
             # Analysis: the graph gains points, top moves appear, hovering shows the PV.
             page.wait_for_function("Number(document.querySelector('#graph').dataset.points || 0) >= 3", timeout=20_000)
