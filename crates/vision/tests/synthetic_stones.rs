@@ -137,13 +137,19 @@ fn turned(reading: &BoardReading, turns: usize) -> BoardReading {
 
 /// Reads `frames` scenes from seed `first`; returns the tallies (given board, found board).
 fn run(first: u64, frames: u64, find: bool) -> (Tally, Tally) {
-    let mut reader = StoneReader::new().unwrap();
+    let mut reader = stone_reader();
     let (mut given, mut found) = (Tally::default(), Tally::default());
     for k in first..first + frames {
         let (scene, truth) = scene(k);
         let shot = render(&scene);
         let board = drawn_board(&shot, scene.size);
-        given.add(&reader.read(&shot.frame, &board), &truth);
+        let reading = reader.read(&shot.frame, &board);
+        if std::env::var_os("TENGEN_VISION_VERBOSE").is_some() {
+            let mut one = Tally::default();
+            one.add(&reading, &truth);
+            one.print(&format!("seed {k}, {}", scene.size));
+        }
+        given.add(&reading, &truth);
         if !find {
             continue;
         }
@@ -173,6 +179,16 @@ fn run(first: u64, frames: u64, find: bool) -> (Tally, Tally) {
 const GIVEN_FLOOR: f64 = 0.985;
 /// Share of reported stones with the wrong colour above which a run fails (0.31% when set).
 const WRONG_COLOUR_CEILING: f64 = 0.006;
+
+/// The committed network, or the candidate file named by `TENGEN_STONES_ONNX` (to measure
+/// a newly trained network before it replaces the committed one).
+fn stone_reader() -> StoneReader {
+    match std::env::var_os("TENGEN_STONES_ONNX") {
+        Some(path) => StoneReader::from_onnx(&std::fs::read(path).expect("the candidate file"))
+            .expect("a network of the reader's shape"),
+        None => StoneReader::new().expect("the committed model loads"),
+    }
+}
 
 #[test]
 fn rendered_boards_are_read() {
