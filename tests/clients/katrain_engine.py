@@ -169,10 +169,14 @@ def check_handicap_ai(engine, app):
     # KaTrain reads every value from Black's view (it forces reportAnalysisWinratesAs).
     root_info = default["rootInfo"]
     assert root_info["scoreLead"] > 10 and root_info["winrate"] > 0.8, f"not Black's view: {root_info}"
-    # The default AI's choice holds over repeated searches; the handicap AI never makes it.
+    # The default AI's choice holds over repeated searches; the handicap AI mostly avoids
+    # it. KaTrain searches with several threads, so one run in three may differ (seen in CI
+    # under a load of 11: ['C4', 'L11', 'L11']).
     choice = max(default_moves, key=default_moves.count)
     assert default_moves.count(choice) >= 2, f"the default AI has no stable choice: {default_moves}"
-    assert choice not in handicap_moves, f"the handicap AI plays the default AI's {choice}"
+    assert handicap_moves.count(choice) * 2 < len(handicap_moves), (
+        f"the handicap AI mostly plays the default AI's {choice}: {handicap_moves}"
+    )
     assert not app.problems(), "\n".join(app.problems())
 
 

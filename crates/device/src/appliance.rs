@@ -17,7 +17,7 @@ use crate::history::{History, MAX_RECORDS};
 use crate::journal::{Journal, JournalError};
 use crate::payload::{
     decode_command, decode_snapshot, Alert, AnalysisMsg, CameraStatus, Command, EngineSide, FixMsg,
-    GtpReply, MoveMsg, State,
+    GtpReply, MoveBy, MoveMsg, State,
 };
 use crate::record::Record;
 use crate::{Cell, Reconciler, Verdict};
@@ -112,8 +112,8 @@ impl Default for Settings {
 pub struct Out {
     /// The topic under the device's prefix, e.g. `state`.
     pub topic: &'static str,
-    /// JSON.
-    pub payload: String,
+    /// JSON text, or for a picture (the camera's thumbnail) its JPEG bytes.
+    pub payload: Vec<u8>,
     /// Whether the broker keeps it for late subscribers.
     pub retain: bool,
 }
@@ -321,7 +321,7 @@ impl Appliance {
                         }));
                     }
                     let play = GtpCommand::Play(p, Vertex::of(size, Move::Play(l)));
-                    if let Err(e) = self.change(play.into()) {
+                    if let Err(e) = self.change_by(play.into(), MoveBy::Board) {
                         return self.alert_error("board/snapshot", e);
                     }
                 }
@@ -575,22 +575,20 @@ impl Appliance {
             }
         };
         self.record(&record)?;
-        self.push(
-            "move",
-            &MoveMsg {
-                color: pla.letter().to_string(),
-                vertex: vertex.clone(),
-                number: self.engine.game().turns().len(),
-            },
-            false,
-        );
+        self.announce(&record, MoveBy::Engine);
         self.after_change();
         Ok(vertex)
     }
 
-    /// Applies a state change, journals it, and publishes the new state; if it cannot be
-    /// journalled the engine goes back to what the journal holds and the change is refused.
+    /// Applies a state change that came by command (see [`Appliance::change_by`]).
     fn change(&mut self, record: Record) -> Result<String, String> {
+        self.change_by(record, MoveBy::Command)
+    }
+
+    /// Applies a state change, journals it, and publishes the new state (and, if it is a
+    /// move, the move as coming `by`); if it cannot be journalled the engine goes back to
+    /// what the journal holds and the change is refused.
+    fn change_by(&mut self, record: Record, by: MoveBy) -> Result<String, String> {
         self.stop_pondering();
         self.writable()?;
         if self.history.len() >= MAX_RECORDS {
@@ -601,8 +599,30 @@ impl Appliance {
         }
         let reply = self.apply(&record)?;
         self.record(&record)?;
+        self.announce(&record, by);
         self.after_change();
         Ok(reply)
+    }
+
+    /// Publishes a journalled move or resignation on `move`: the one place every move
+    /// entering the game, from the board, a command or the engine, is told.
+    fn announce(&mut self, record: &Record, by: MoveBy) {
+        let game = self.engine.game();
+        let (color, vertex) = match record {
+            Record::Gtp(GtpCommand::Play(..)) => match game.turns().last() {
+                Some(t) => (t.player, game.board().size().gtp(t.mv)),
+                None => return,
+            },
+            Record::Resign(p) => (*p, "resign".to_string()),
+            _ => return,
+        };
+        let msg = MoveMsg {
+            color: color.letter().to_string(),
+            vertex,
+            number: game.turns().len(),
+            by,
+        };
+        self.push("move", &msg, false);
     }
 
     /// Journals an applied change; if the disk fails, the game goes back to what the
@@ -986,7 +1006,7 @@ impl Appliance {
         match serde_json::to_string(msg) {
             Ok(payload) => self.outbox.push(Out {
                 topic,
-                payload,
+                payload: payload.into_bytes(),
                 retain,
             }),
             Err(e) => log::error!("cannot encode a {topic} message: {e}"),

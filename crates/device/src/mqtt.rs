@@ -469,7 +469,7 @@ pub async fn run(
     let events = tokio::spawn(link.run(ev));
     let prefix = &config.prefix;
     while let Some(o) = outbound.recv().await {
-        let (t, payload) = (topic(prefix, o.topic), o.payload.into_bytes());
+        let (t, payload) = (topic(prefix, o.topic), o.payload);
         let sent = if connected.load(Ordering::SeqCst) {
             match tokio::time::timeout(PUBLISH_WAIT, client.publish(t, o.retain, payload)).await {
                 Ok(r) => r,

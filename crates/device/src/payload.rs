@@ -306,7 +306,19 @@ impl State {
     }
 }
 
-/// A move played by the engine, on `tengen/<id>/move`.
+/// Where a move on `move` came from.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum MoveBy {
+    /// The engine chose it (its side's turn, or a GTP `genmove`).
+    Engine,
+    /// It was read off the physical board (a camera or `board/snapshot`).
+    Board,
+    /// A command said so: `pass` or `resign` on `command`, GTP `play` over MQTT or serial.
+    Command,
+}
+
+/// A move that entered the game, whoever made it, on `tengen/<id>/move`.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct MoveMsg {
     /// `B` or `W`.
@@ -315,6 +327,8 @@ pub struct MoveMsg {
     pub vertex: String,
     /// Its move number (1 = the first move of the game).
     pub number: usize,
+    /// Where it came from.
+    pub by: MoveBy,
 }
 
 /// One candidate in an analysis message.

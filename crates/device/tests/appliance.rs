@@ -41,7 +41,14 @@ fn last(out: &[Out], topic: &str) -> Option<serde_json::Value> {
     out.iter()
         .rev()
         .find(|o| o.topic == topic)
-        .map(|o| serde_json::from_str(&o.payload).unwrap())
+        .map(|o| serde_json::from_slice(&o.payload).unwrap())
+}
+
+fn all(out: &[Out], topic: &str) -> Vec<serde_json::Value> {
+    out.iter()
+        .filter(|o| o.topic == topic)
+        .map(|o| serde_json::from_slice(&o.payload).unwrap())
+        .collect()
 }
 
 fn state(out: &[Out]) -> State {
@@ -86,9 +93,17 @@ fn the_engine_answers_a_stone_on_the_board() {
     app.on_snapshot(rows.join("\n").as_bytes());
     app.tick(Instant::now());
     let out = app.take_outbox();
-    let mv = last(&out, "move").expect("the engine moved");
+    // The player's move from the board, then the engine's, each told once on `move`.
+    let told = all(&out, "move");
+    assert_eq!(told.len(), 2, "{told:?}");
+    assert_eq!(
+        told[0],
+        serde_json::json!({"color": "B", "vertex": "E5", "number": 1, "by": "board"})
+    );
+    let mv = &told[1];
     assert_eq!(mv["color"], "W");
     assert_eq!(mv["number"], 2);
+    assert_eq!(mv["by"], "engine");
     let s = state(&out);
     assert_eq!(s.moves.len(), 2);
     assert_eq!(s.moves[1], format!("W {}", mv["vertex"].as_str().unwrap()));
@@ -96,6 +111,39 @@ fn the_engine_answers_a_stone_on_the_board() {
     app.on_command(br#"{"cmd":"undo"}"#);
     let s = state(&app.take_outbox());
     assert!(s.moves.is_empty(), "{:?}", s.moves);
+}
+
+#[test]
+fn moves_by_command_are_told_on_move_and_a_replay_tells_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = open(dir.path(), EngineSide::None);
+    app.take_outbox();
+    ok(app.gtp("play B C3"));
+    app.on_command(br#"{"cmd":"gtp","line":"play W D4"}"#);
+    app.on_command(br#"{"cmd":"pass"}"#);
+    // A refused move is not told.
+    assert!(matches!(app.gtp("play W C3"), Reply::Failure(_)));
+    app.on_command(br#"{"cmd":"resign"}"#);
+    let told: Vec<String> = all(&app.take_outbox(), "move")
+        .iter()
+        .map(|m| {
+            assert_eq!(m["by"], "command", "{m}");
+            format!("{} {} {}", m["number"], m["color"], m["vertex"])
+        })
+        .collect();
+    assert_eq!(
+        told,
+        [
+            r#"1 "B" "C3""#,
+            r#"2 "W" "D4""#,
+            r#"3 "B" "pass""#,
+            r#"3 "W" "resign""#
+        ]
+    );
+    // Resuming the journal replays the game without telling its moves again.
+    drop(app);
+    let mut app = open(dir.path(), EngineSide::None);
+    assert!(all(&app.take_outbox(), "move").is_empty());
 }
 
 #[test]

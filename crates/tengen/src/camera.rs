@@ -1,6 +1,8 @@
 //! `[camera]` in `tengen serve`: a thread reads frames from the configured source, follows
 //! the board, settles its points and hands the engine loop a snapshot and the reader's
 //! status, which go through the same reconciler, journal and topics as MQTT snapshots.
+//! With `thumbnail` on, it also publishes a small JPEG of the board straight to the MQTT
+//! link, never through the engine loop.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::SyncSender;
@@ -8,6 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Context, Result};
+use tengen_device::appliance::Out;
 use tengen_device::mqtt::Inbound;
 use tengen_device::payload::{CameraStatus, CameraTracking};
 use tengen_device::{Cell, Snapshot};
@@ -17,7 +20,7 @@ use tengen_vision::track::{
     board_from_corners, default_reader, SettleConfig, Settled, Status, Stone, TrackStatus, Tracker,
     Watcher,
 };
-use tengen_vision::{CameraSettings, SourceSpec};
+use tengen_vision::{CameraSettings, Frame, SourceSpec};
 
 use crate::config::{Camera, Config};
 
@@ -28,10 +31,21 @@ const REPEAT: Duration = Duration::from_millis(200);
 /// Least time between two statuses that differ only in their count of unseen points.
 const UNSEEN_EVERY: Duration = Duration::from_secs(1);
 
-/// Starts the camera thread when `[camera] source` is set.
+/// Least time between two thumbnails.
+const THUMBNAIL_MIN: Duration = Duration::from_secs(2);
+
+/// A thumbnail is sent again this often while the board stands still (light, hands).
+const THUMBNAIL_EVERY: Duration = Duration::from_secs(15);
+
+/// The thumbnail's JPEG quality.
+const THUMBNAIL_QUALITY: u8 = 75;
+
+/// Starts the camera thread when `[camera] source` is set; thumbnails, when asked for,
+/// go to `out` (the MQTT link).
 pub fn spawn(
     cfg: &Config,
     inbound: SyncSender<Inbound>,
+    out: Option<&tokio::sync::mpsc::Sender<Out>>,
     stop: Arc<AtomicBool>,
 ) -> Result<Option<std::thread::JoinHandle<()>>> {
     let c = cfg.camera.clone();
@@ -56,10 +70,88 @@ pub fn spawn(
             .parse::<FormatChoice>()
             .map_err(anyhow::Error::msg)?,
     };
+    // A weak link: the camera thread must not keep the MQTT link open past shutdown.
+    let mut thumbnails = out
+        .filter(|_| c.thumbnail)
+        .map(|o| Thumbnails::new(o.downgrade(), c.thumbnail_px as usize, c.rotation));
     log::info!("camera: reading {source}");
     Ok(Some(std::thread::spawn(move || {
-        run(&c, &spec, &settings, tracker, &inbound, &stop)
+        run(
+            &c,
+            &spec,
+            &settings,
+            tracker,
+            &inbound,
+            thumbnails.as_mut(),
+            &stop,
+        )
     })))
+}
+
+/// Sends the board's thumbnail to the MQTT link: after each settled change and now and
+/// then while nothing changes, never more often than [`THUMBNAIL_MIN`].
+struct Thumbnails {
+    out: tokio::sync::mpsc::WeakSender<Out>,
+    side: usize,
+    rotation: u32,
+    last: Option<Instant>,
+    /// A change settled since the last thumbnail.
+    changed: bool,
+}
+
+impl Thumbnails {
+    fn new(out: tokio::sync::mpsc::WeakSender<Out>, side: usize, rotation: u32) -> Thumbnails {
+        Thumbnails {
+            out,
+            side,
+            rotation,
+            last: None,
+            changed: true,
+        }
+    }
+
+    /// Considers `frame`, in which the reader saw `update`.
+    fn offer(&mut self, frame: &Frame, update: &tengen_vision::track::Update) {
+        self.changed |= update.settled.is_some();
+        let Some(board) = &update.board else {
+            return;
+        };
+        let since = self.last.map(|t| t.elapsed());
+        let due = match since {
+            None => true,
+            Some(s) if s < THUMBNAIL_MIN => false,
+            Some(s) => self.changed || s >= THUMBNAIL_EVERY,
+        };
+        // A hand over the board makes a poor picture: wait for a clear view if there is
+        // a change to show.
+        if !due || matches!(update.status.tracking, TrackStatus::Hidden) {
+            return;
+        }
+        let jpeg = match tengen_vision::thumbnail::thumbnail_jpeg(
+            frame,
+            board,
+            self.side,
+            self.rotation,
+            THUMBNAIL_QUALITY,
+        ) {
+            Ok(j) => j,
+            Err(e) => {
+                log::warn!("camera: cannot encode the thumbnail: {e}");
+                return;
+            }
+        };
+        self.last = Some(Instant::now());
+        self.changed = false;
+        let Some(out) = self.out.upgrade() else {
+            return;
+        };
+        // A busy link drops a thumbnail: the next one is as good.
+        let _ = out.try_send(Out {
+            topic: "camera/thumbnail",
+            payload: jpeg,
+            retain: true,
+        });
+    }
 }
 
 fn run(
@@ -68,6 +160,7 @@ fn run(
     settings: &CameraSettings,
     tracker: Tracker,
     inbound: &SyncSender<Inbound>,
+    mut thumbnails: Option<&mut Thumbnails>,
     stop: &AtomicBool,
 ) {
     let stall = Duration::from_millis(c.stall_ms);
@@ -111,7 +204,13 @@ fn run(
             due
         };
         let update = match src.next_frame() {
-            Ok(Some(frame)) => watcher.frame(&frame, t),
+            Ok(Some(frame)) => {
+                let update = watcher.frame(&frame, t);
+                if let Some(th) = thumbnails.as_deref_mut() {
+                    th.offer(&frame, &update);
+                }
+                update
+            }
             Ok(None) => {
                 // The last file was read: the board stays as last settled.
                 source = None;

@@ -260,6 +260,10 @@ section! {
         stall_ms: u64 = 5000,
         /// Frames per second a folder of frames stands for.
         folder_fps: f64 = 10.0,
+        /// Publish a small JPEG of the board seen from above on `camera/thumbnail`.
+        thumbnail: bool = false,
+        /// The thumbnail's side in pixels.
+        thumbnail_px: u32 = 240,
     }
 }
 
@@ -306,6 +310,7 @@ impl Camera {
         }
         in_range("camera.settle_ms", self.settle_ms, 0, 60_000)?;
         in_range("camera.stall_ms", self.stall_ms, 100, 600_000)?;
+        in_range("camera.thumbnail_px", self.thumbnail_px, 16, 1024)?;
         let f = self.folder_fps;
         if !(f.is_finite() && f > 0.0 && f <= 1000.0) {
             bail!("camera.folder_fps: {f} is out of range (above 0, at most 1000)");

@@ -123,7 +123,7 @@ pub fn run(a: ServeArgs) -> Result<()> {
     });
     // Not joined at the end: it may be waiting out a stalled camera, and holds nothing
     // that needs closing beyond its source.
-    let _camera = crate::camera::spawn(&cfg, in_tx.clone(), stop.clone())?;
+    let _camera = crate::camera::spawn(&cfg, in_tx.clone(), out_tx.as_ref(), stop.clone())?;
     drop(in_tx);
     let watchdog = spawn_watchdog(
         heartbeat.clone(),

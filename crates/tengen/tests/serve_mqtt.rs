@@ -40,8 +40,16 @@ fn plays_against_the_engine_from_snapshots_and_leaves_a_will() {
         show(&obs, &next.hand_over(p), 2);
         show(&obs, &next, 2);
         let number = 2 * n + 2;
+        // The player's move from the board is told on `move` too, before the engine's.
+        let (j, own) = obs.wait(at, "move", |m| m["number"] == number - 1);
+        assert_eq!(
+            (&own["color"], &own["vertex"], &own["by"]),
+            (&"B".into(), &p.into(), &"board".into())
+        );
         let (i, mv) = obs.wait(at, "move", |m| m["number"] == number);
+        assert!(j < i);
         assert_eq!(mv["color"], "W");
+        assert_eq!(mv["by"], "engine");
         let (i, state) = obs.wait(i, "state", |s| moves(s).len() == number);
         let ms = moves(&state);
         assert_eq!(ms[number - 2], format!("B {p}"));
@@ -53,6 +61,8 @@ fn plays_against_the_engine_from_snapshots_and_leaves_a_will() {
         board = Rows::of(&state);
         last = state;
     }
+    // Each move was told once.
+    assert_eq!(obs.all(0, "move").len(), 12, "{:?}", obs.all(0, "move"));
     // The engine's stone put down on the wrong point: that point is flagged.
     let engine_point = moves(&last).last().unwrap()[2..].to_string();
     let wrong = if *board.clone().at("J1") == b'.' {

@@ -11,6 +11,7 @@ pub mod overlay;
 pub mod read;
 pub mod render;
 pub mod source;
+pub mod thumbnail;
 pub mod track;
 
 pub use find::{find_board, FoundBoard, NoBoard};

@@ -95,13 +95,26 @@ impl Drop for Broker {
 }
 
 /// One received message.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Msg {
     pub topic: String,
     pub payload: String,
+    /// The payload as sent (a picture's bytes).
+    pub bytes: Vec<u8>,
     pub retain: bool,
     /// When it arrived.
     pub at: Instant,
+}
+
+impl std::fmt::Debug for Msg {
+    /// Without the raw bytes, which the text already shows.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Msg")
+            .field("topic", &self.topic)
+            .field("payload", &self.payload)
+            .field("retain", &self.retain)
+            .finish()
+    }
 }
 
 /// A test client that records every message under the device's prefix.
@@ -137,6 +150,7 @@ impl Observer {
                             .trim_start_matches(&format!("{PREFIX}/"))
                             .to_string(),
                         payload: String::from_utf8_lossy(&p.payload).into_owned(),
+                        bytes: p.payload.to_vec(),
                         retain: p.retain,
                         at: Instant::now(),
                     }),
@@ -166,7 +180,18 @@ impl Observer {
 
     /// The first message after index `from` on `topic` satisfying `ok`.
     pub fn wait(&self, from: usize, topic: &str, ok: impl Fn(&Value) -> bool) -> (usize, Value) {
-        let deadline = Instant::now() + Duration::from_secs(30);
+        self.wait_for(from, topic, Duration::from_secs(30), ok)
+    }
+
+    /// As [`Observer::wait`], waiting up to `limit`.
+    pub fn wait_for(
+        &self,
+        from: usize,
+        topic: &str,
+        limit: Duration,
+        ok: impl Fn(&Value) -> bool,
+    ) -> (usize, Value) {
+        let deadline = Instant::now() + limit;
         loop {
             {
                 let seen = self.seen.lock().unwrap();
@@ -192,6 +217,18 @@ impl Observer {
             );
             std::thread::sleep(Duration::from_millis(10));
         }
+    }
+
+    /// The raw messages on `topic` after index `from`.
+    pub fn raw(&self, from: usize, topic: &str) -> Vec<Msg> {
+        self.seen
+            .lock()
+            .unwrap()
+            .iter()
+            .skip(from)
+            .filter(|m| m.topic == topic)
+            .cloned()
+            .collect()
     }
 
     /// Messages on `topic` after index `from`.

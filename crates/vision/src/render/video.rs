@@ -128,6 +128,9 @@ impl Video {
         let mut stones = stones_of(&board);
         for (done, turn) in turns[..limit].iter().enumerate() {
             if let Some(k) = options.knock.filter(|k| k.after_move == done) {
+                // The last move stands still a while first, as it would before anyone
+                // brushed past (a stone knocked at once was never seen on its point).
+                planner.idle(&stones, done);
                 planner.knock(&mut stones, done, k.frames);
             }
             planner.idle(&stones, done);
@@ -143,6 +146,7 @@ impl Video {
             }
         }
         if let Some(k) = options.knock.filter(|k| k.after_move == limit) {
+            planner.idle(&stones, limit);
             planner.knock(&mut stones, limit, k.frames);
         }
         for _ in 0..options.tail_frames.max(1) {
