@@ -17,6 +17,8 @@ struct Tally {
     reported_stones: usize,
     wrong_colour: usize,
     false_stones: usize,
+    /// Points read `Unseen` with no confidence at all: their patch is mostly off the frame.
+    off_frame: usize,
     boards: usize,
     exact: usize,
 }
@@ -29,6 +31,7 @@ impl Tally {
             self.points += 1;
             self.right += usize::from(p.state == *t);
             all_right &= p.state == *t;
+            self.off_frame += usize::from(p.state == PointState::Unseen && p.confidence == 0.0);
             if matches!(p.state, PointState::Black | PointState::White) {
                 self.reported_stones += 1;
                 match t {
@@ -50,7 +53,8 @@ impl Tally {
     fn print(&self, what: &str) {
         println!(
             "synthetic stones {what}: {}/{} points right ({:.3}%), {} of {} reported stones \
-             the wrong colour ({:.3}%), {} on empty points, {}/{} boards exact",
+             the wrong colour ({:.3}%), {} on empty points, {} unseen as off the frame, {}/{} \
+             boards exact",
             self.right,
             self.points,
             100.0 * self.right as f64 / self.points.max(1) as f64,
@@ -58,6 +62,7 @@ impl Tally {
             self.reported_stones,
             100.0 * self.wrong_colour as f64 / self.reported_stones.max(1) as f64,
             self.false_stones,
+            self.off_frame,
             self.exact,
             self.boards
         );
