@@ -38,6 +38,8 @@ command -v systemd-analyze >/dev/null 2>&1 || missing+=(systemd)
 # The sandbox test boots a container and reads MQTT with mosquitto's client.
 command -v systemd-nspawn >/dev/null 2>&1 || missing+=(systemd-container)
 command -v mosquitto_sub >/dev/null 2>&1 || missing+=(mosquitto-clients)
+# The kiosk panel's browser test drives Debian's chromium (tests/panel/run.sh).
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 if ((${#missing[@]})); then
     step "installing ${missing[*]}"
     SUDO=""
@@ -82,6 +84,11 @@ cargo test --workspace --features tengen/ort -- --nocapture
 # install once from PyPI and npm into ~/.cache/tengen/clients.
 step "clients"
 tests/clients/run.sh target/debug/tengen
+
+# The kiosk panel in headless chromium (Playwright from PyPI, the system browser) against
+# the daemon and mosquitto; screenshots at phone, laptop and 1080p sizes.
+step "panel in a browser"
+tests/panel/run.sh target/debug/tengen
 
 # The binary the integration tests just ran (cargo test builds it as target/debug/tengen).
 step "systemd unit"
