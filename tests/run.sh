@@ -44,6 +44,8 @@ pkg-config --exists gstreamer-app-1.0 2>/dev/null ||
     missing+=(libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev)
 compgen -G "/usr/lib/*/gstreamer-1.0/libgstvideotestsrc.so" >/dev/null ||
     missing+=(gstreamer1.0-plugins-base)
+# The kiosk panel's browser test drives Debian's chromium (tests/panel/run.sh).
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 if ((${#missing[@]})); then
     step "installing ${missing[*]}"
     SUDO=""
@@ -94,6 +96,11 @@ cargo test -p tengen-vision --features gstreamer --lib --test gst
 # install once from PyPI and npm into ~/.cache/tengen/clients.
 step "clients"
 tests/clients/run.sh target/debug/tengen
+
+# The kiosk panel in headless chromium (Playwright from PyPI, the system browser) against
+# the daemon and mosquitto; screenshots at phone, laptop and 1080p sizes.
+step "panel in a browser"
+tests/panel/run.sh target/debug/tengen
 
 # The binary the integration tests just ran (cargo test builds it as target/debug/tengen).
 step "systemd unit"

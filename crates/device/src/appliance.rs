@@ -374,6 +374,22 @@ impl Appliance {
             Err(e) => return self.alert_error("command", e.to_string()),
         };
         let result = match cmd {
+            Command::Gtp { line, id } => {
+                self.remote_gtp(&line, id);
+                Ok(String::new())
+            }
+            cmd => self.control(cmd),
+        };
+        if let Err(e) = result {
+            self.alert_error("command", e);
+        }
+    }
+
+    /// Carries out a decoded command, journalled as one from MQTT would be, and says how
+    /// it went (an MQTT command's failure goes to `alert`; this caller answers its own).
+    /// A `gtp` command is refused: it has its own allow-list and reply topic.
+    pub fn control(&mut self, cmd: Command) -> Result<String, String> {
+        match cmd {
             Command::NewGame(g) => self.new_game(&g),
             Command::Undo => self.undo(),
             Command::Pass => {
@@ -386,33 +402,32 @@ impl Appliance {
             }
             Command::Level { level } => self.change(GtpCommand::TengenLevel(level).into()),
             Command::Analysis { on, ownership } => self.change(Record::Analysis { on, ownership }),
-            Command::Gtp { line, id } => {
-                let name = parse_line(&line).and_then(|c| c.ok()).map(|c| c.name);
-                let reply = match name {
-                    Some(n) if !self.settings.remote_gtp.allows(&n) => Reply::Failure(format!(
-                        "{n} is not allowed over MQTT (see mqtt.gtp_commands)"
-                    )),
-                    _ => self.gtp(&line),
-                };
-                let (ok, text) = match reply {
-                    Reply::Success(t) => (true, t),
-                    Reply::Failure(t) => (false, t),
-                };
-                self.push(
-                    "gtp/reply",
-                    &GtpReply {
-                        id,
-                        ok,
-                        text: text.trim_end().to_string(),
-                    },
-                    false,
-                );
-                Ok(String::new())
-            }
-        };
-        if let Err(e) = result {
-            self.alert_error("command", e);
+            Command::Gtp { .. } => Err("gtp commands go over MQTT or the serial line".into()),
         }
+    }
+
+    /// An MQTT `gtp` command: run if `mqtt.gtp_commands` allows it, answered on `gtp/reply`.
+    fn remote_gtp(&mut self, line: &str, id: Option<String>) {
+        let name = parse_line(line).and_then(|c| c.ok()).map(|c| c.name);
+        let reply = match name {
+            Some(n) if !self.settings.remote_gtp.allows(&n) => Reply::Failure(format!(
+                "{n} is not allowed over MQTT (see mqtt.gtp_commands)"
+            )),
+            _ => self.gtp(line),
+        };
+        let (ok, text) = match reply {
+            Reply::Success(t) => (true, t),
+            Reply::Failure(t) => (false, t),
+        };
+        self.push(
+            "gtp/reply",
+            &GtpReply {
+                id,
+                ok,
+                text: text.trim_end().to_string(),
+            },
+            false,
+        );
     }
 
     /// Carries out one GTP line (the serial controller, or an allowed MQTT pass-through);

@@ -86,6 +86,12 @@ pub enum Inbound {
     Connected,
     /// A camera reader's status, and the board it settled on when it has one.
     Camera(crate::payload::CameraStatus, Option<crate::Snapshot>),
+    /// A command already decoded by another front end (the web panel), whose outcome goes
+    /// back on the sender instead of `alert`.
+    Control(
+        crate::payload::Command,
+        tokio::sync::oneshot::Sender<Result<(), String>>,
+    ),
 }
 
 /// A payload waiting for the engine loop; its bytes count against the queue's budget

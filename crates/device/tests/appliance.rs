@@ -341,3 +341,32 @@ fn journals_written_as_text_before_typed_records_still_replay() {
     assert_eq!(s.rules["scoring"], "TERRITORY");
     assert_eq!(level, Some(3));
 }
+
+#[test]
+fn a_decoded_control_answers_its_caller_and_is_journalled() {
+    use tengen_device::payload::Command as Control;
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let mut app = open(dir.path(), EngineSide::None);
+        ok(app.gtp("play B E5"));
+        app.take_outbox();
+        assert!(app.control(Control::Pass).is_ok());
+        assert_eq!(state(&app.take_outbox()).moves, ["B E5", "W pass"]);
+        // Refusals come back to the caller, not on `alert`.
+        let gtp = Control::Gtp {
+            line: "clear_board".into(),
+            id: None,
+        };
+        assert!(app.control(gtp).is_err());
+        assert!(app.control(Control::Resign).is_ok());
+        app.take_outbox();
+        let refused = app.control(Control::Undo).unwrap_err();
+        assert!(refused.contains("over"), "{refused}");
+        assert!(last(&app.take_outbox(), "alert").is_none());
+    }
+    // The resignation was journalled: the game was archived and the next one set up.
+    let mut app = open(dir.path(), EngineSide::None);
+    assert!(state(&app.take_outbox()).moves.is_empty());
+    let games = std::fs::read_dir(dir.path().join("games")).unwrap().count();
+    assert_eq!(games, 1);
+}

@@ -277,6 +277,36 @@ section! {
 }
 
 section! {
+    /// The kiosk panel: a web page and JSON API served by `tengen serve`.
+    Web, WebLayer {
+        /// Serve the panel.
+        enabled: bool = false,
+        /// Address to listen on: loopback by default; `0.0.0.0` or `::` for the network.
+        bind: String = "127.0.0.1".into(),
+        /// Port (0: any free one, logged).
+        port: u16 = 8080,
+        /// Bearer token the controls need (8 to 256 visible characters); without it the
+        /// panel is read-only.
+        token: Option<String>,
+    }
+}
+
+impl Web {
+    /// Checks the web keys; the error names the key.
+    fn validate(&self) -> Result<()> {
+        self.bind
+            .parse::<std::net::IpAddr>()
+            .map_err(|_| anyhow::anyhow!("web.bind: {:?} is not an IP address", self.bind))?;
+        if let Some(t) = &self.token {
+            if !(8..=256).contains(&t.len()) || !t.bytes().all(|b| b.is_ascii_graphic()) {
+                bail!("web.token: give 8 to 256 visible ASCII characters (no spaces)");
+            }
+        }
+        Ok(())
+    }
+}
+
+section! {
     /// The systemd service's limits, which `tengen config --systemd` prints as a drop-in.
     Service, ServiceLayer {
         /// The unit's MemoryMax=: a size such as "2560M" or "2.5G" (K, M, G, T: powers of
@@ -341,6 +371,8 @@ pub struct Config {
     pub analysis: AnalysisCfg,
     /// The systemd service's limits.
     pub service: Service,
+    /// The kiosk panel.
+    pub web: Web,
 }
 
 /// One layer of the configuration (a board profile or a file): every key optional.
@@ -374,6 +406,9 @@ pub struct Layer {
     /// The systemd service's limits.
     #[serde(default)]
     pub service: ServiceLayer,
+    /// The kiosk panel.
+    #[serde(default)]
+    pub web: WebLayer,
 }
 
 impl Layer {
@@ -395,6 +430,7 @@ impl Config {
         self.game.merge(&top.game);
         self.analysis.merge(&top.analysis);
         self.service.merge(&top.service);
+        self.web.merge(&top.web);
     }
 
     /// Checks every value; the error names the key.
@@ -479,6 +515,7 @@ impl Config {
         }
         in_range("board.stability", self.board.stability, 1, 100)?;
         self.camera.validate()?;
+        self.web.validate()?;
         if let Some(t) = e.move_time {
             if !(t.is_finite() && t > 0.0 && t <= 3600.0) {
                 bail!("engine.move_time: {t} is out of range (above 0, at most 3600 seconds)");
@@ -689,6 +726,9 @@ mod tests {
         assert!(err("[game]\nsize = 7\nhandicap = 9\n").starts_with("game.handicap:"));
         assert!(err("[game]\nrules = \"chinse\"\n").starts_with("game.rules:"));
         assert!(err("[game]\nengine = \"both\"\n").starts_with("game.engine:"));
+        assert!(err("[web]\nbind = \"kiosk\"\n").starts_with("web.bind:"));
+        assert!(err("[web]\ntoken = \"short\"\n").starts_with("web.token:"));
+        assert!(err("[web]\ntoken = \"has a space\"\n").starts_with("web.token:"));
         let unknown = err("[engine]\nthread = 2\n");
         assert!(unknown.contains("thread"), "{unknown}");
         let wrong_type = err("[mqtt]\nport = \"x\"\n");

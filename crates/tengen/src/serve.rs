@@ -1,5 +1,6 @@
 //! `tengen serve`: the appliance daemon. One engine loop owns the game; the MQTT link
-//! (a tokio task), the serial GTP line and signals feed it through one bounded queue.
+//! (a tokio task), the web panel, the serial GTP line and signals feed it through one
+//! bounded queue, and what it publishes goes to the MQTT link and the panel alike.
 //! systemd hears READY once the engine is loaded, and watchdog pings only while the
 //! engine loop keeps turning.
 
@@ -15,6 +16,7 @@ use sd_notify::NotifyState;
 use tengen_device::appliance::{Appliance, Out, RemoteGtp, Settings};
 use tengen_device::mqtt::{self, Inbound, MqttConfig, TlsFiles, Version, INBOUND_QUEUE};
 use tengen_device::serial::{serve_gtp, SerialConfig};
+use tengen_panel::{Hub, WebConfig};
 use tengen_protocol::gtp::{parse_line, Engine, EngineConfig};
 
 use crate::config::{self, Config, ConfigArgs};
@@ -93,6 +95,24 @@ pub fn run(a: ServeArgs) -> Result<()> {
         }
         None => None,
     };
+    let panel = if cfg.web.enabled {
+        let hub = Arc::new(Hub::new());
+        let web = WebConfig {
+            bind: cfg.web.bind.parse().context("web.bind")?,
+            port: cfg.web.port,
+            token: cfg.web.token.clone(),
+            games_dir: dir.join("games"),
+        };
+        tengen_panel::start(web, hub.clone(), in_tx.clone(), runtime.handle())
+            .context("web panel")?;
+        Some(hub)
+    } else {
+        None
+    };
+    let outlets = Outlets {
+        mqtt: out_tx,
+        panel,
+    };
     {
         // Listen before READY: a SIGTERM right after it must stop us cleanly, not kill us.
         use tokio::signal::unix::{signal, SignalKind};
@@ -123,7 +143,7 @@ pub fn run(a: ServeArgs) -> Result<()> {
     });
     // Not joined at the end: it may be waiting out a stalled camera, and holds nothing
     // that needs closing beyond its source.
-    let _camera = crate::camera::spawn(&cfg, in_tx.clone(), out_tx.as_ref(), stop.clone())?;
+    let _camera = crate::camera::spawn(&cfg, in_tx.clone(), outlets.mqtt.as_ref(), stop.clone())?;
     drop(in_tx);
     let watchdog = spawn_watchdog(
         heartbeat.clone(),
@@ -146,21 +166,25 @@ pub fn run(a: ServeArgs) -> Result<()> {
         stopping: &stopping,
         interrupt: &interrupt,
     };
-    engine_loop(&mut app, &in_rx, out_tx.as_ref(), &turn);
+    engine_loop(&mut app, &in_rx, &outlets, &turn);
     let _ = sd_notify::notify(false, &[NotifyState::Stopping]);
     // Commands still queued are answered, not silently lost.
     for msg in in_rx.try_iter() {
-        if let Inbound::Command(p) = msg {
-            app.drop_command(&p, "shutting down");
+        match msg {
+            Inbound::Command(p) => app.drop_command(&p, "shutting down"),
+            Inbound::Control(_, reply) => {
+                let _ = reply.send(Err("the daemon is shutting down".into()));
+            }
+            _ => {}
         }
     }
-    flush(&mut app, out_tx.as_ref());
+    flush(&mut app, &outlets);
 
     stop.store(true, Ordering::SeqCst);
     // Whatever is still queued goes unanswered: dropping it wakes a serial thread
     // waiting for its reply.
     drop(in_rx);
-    drop(out_tx);
+    drop(outlets);
     if let Some(t) = serial {
         let _ = t.join();
     }
@@ -181,13 +205,16 @@ struct Turn<'a> {
     interrupt: &'a AtomicBool,
 }
 
+/// Where the appliance's messages go.
+struct Outlets {
+    /// The MQTT link, when enabled.
+    mqtt: Option<tokio::sync::mpsc::Sender<Out>>,
+    /// The web panel's view, when enabled.
+    panel: Option<Arc<Hub>>,
+}
+
 /// Takes inputs until a shutdown; publishes what the appliance says.
-fn engine_loop(
-    app: &mut Appliance,
-    inbound: &Receiver<Inbound>,
-    out: Option<&tokio::sync::mpsc::Sender<Out>>,
-    turn: &Turn,
-) {
+fn engine_loop(app: &mut Appliance, inbound: &Receiver<Inbound>, out: &Outlets, turn: &Turn) {
     loop {
         turn.heartbeat
             .store(turn.clock.elapsed().as_millis() as u64, Ordering::SeqCst);
@@ -207,6 +234,11 @@ fn engine_loop(
             Ok(Inbound::Command(p)) => app.on_command(&p),
             Ok(Inbound::Connected) => app.republish(),
             Ok(Inbound::Camera(status, snap)) => app.on_camera(status, snap),
+            Ok(Inbound::Control(cmd, reply)) => {
+                let done = app.control(cmd).map(|_| ());
+                flush(app, out);
+                let _ = reply.send(done);
+            }
             Ok(Inbound::Gtp(line, reply)) => {
                 let id = parse_line(&line).and_then(|c| c.ok()).and_then(|c| c.id);
                 let text = app.gtp(&line).format(id);
@@ -222,14 +254,18 @@ fn engine_loop(
     flush(app, out);
 }
 
-/// Hands the appliance's messages to the MQTT link. A slow broker slows the engine loop
-/// down (a reply must not be dropped for want of room) up to a few seconds a message;
-/// while disconnected the link takes messages at once, so nothing waits then.
-fn flush(app: &mut Appliance, out: Option<&tokio::sync::mpsc::Sender<Out>>) {
+/// Hands the appliance's messages to the panel (at once: it never waits on viewers) and
+/// the MQTT link. A slow broker slows the engine loop down (a reply must not be dropped
+/// for want of room) up to a few seconds a message; while disconnected the link takes
+/// messages at once, so nothing waits then.
+fn flush(app: &mut Appliance, out: &Outlets) {
     use tokio::sync::mpsc::error::TrySendError as Full;
     const WAIT: Duration = Duration::from_secs(5);
     for mut o in app.take_outbox() {
-        let Some(tx) = out else { continue };
+        if let Some(hub) = &out.panel {
+            hub.publish(&o);
+        }
+        let Some(tx) = &out.mqtt else { continue };
         let deadline = Instant::now() + WAIT;
         loop {
             match tx.try_send(o) {

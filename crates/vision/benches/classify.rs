@@ -1,6 +1,8 @@
 //! The stone reader on a 1280x720 frame with a 19x19 board: rectification, colour
-//! correction and the network for all 361 points (the budget is 15 ms), and the
-//! classical rule for comparison.
+//! correction and the network for all 361 points (the budget is 15 ms), the
+//! rectification and correction alone, and the classical rule for comparison.
+//! `TENGEN_STONES_ONNX=path` also times another network of the same shape (to compare
+//! candidates before training one).
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use tengen_rules::BoardSize;
@@ -60,6 +62,17 @@ fn classify(c: &mut Criterion) {
     c.bench_function("read 361 points (cnn)", |b| {
         b.iter(|| reader.read_into(&frame, &board, &mut out))
     });
+    c.bench_function("rectify and correct 361 points", |b| {
+        b.iter(|| reader.prepare(&frame, &board))
+    });
+    if let Some(path) = std::env::var_os("TENGEN_STONES_ONNX") {
+        let bytes = std::fs::read(&path).expect("the candidate network");
+        let mut other = StoneReader::from_onnx(&bytes).expect("a network of the same shape");
+        other.read_into(&frame, &board, &mut out);
+        c.bench_function("read 361 points (candidate)", |b| {
+            b.iter(|| other.read_into(&frame, &board, &mut out))
+        });
+    }
     let mut classical = StoneReader::classical();
     c.bench_function("read 361 points (classical)", |b| {
         b.iter(|| classical.read_into(&frame, &board, &mut out))

@@ -11,7 +11,7 @@
 //! the scene's stones, or occluded where a hand covers the point.
 //!
 //! `cargo run -p tengen-vision --example export_patches -- OUT_DIR [--rendered K] [FOLDER...]`
-//! writes `OUT_DIR/{real,rendered}_patches.f32` (little-endian f32, N x 3 x 24 x 24) and
+//! writes `OUT_DIR/{real,rendered}_patches.f32` (little-endian f32, N x 3 x 16 x 16) and
 //! `OUT_DIR/{real,rendered}_labels.u8` (N classes: 0 empty, 1 black, 2 white, 3 occluded).
 //! The shared data is found as the tests find it (`TENGEN_SHARED`, else ../shared beside
 //! the repository).

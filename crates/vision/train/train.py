@@ -1,6 +1,6 @@
 """Trains tengen-vision's stone classifier and writes it as ONNX.
 
-The network sees one intersection's rectified, colour-corrected patch (3 x 24 x 24: each
+The network sees one intersection's rectified, colour-corrected patch (3 x 16 x 16: each
 channel over the local wood's, less one; see crates/vision/src/read/) and says empty,
 black, white or occluded. Data:
 
@@ -27,12 +27,12 @@ import torch
 import torch.nn as nn
 
 SEED = 2311
-P = 24            # patch side, pixels
+P = 16            # patch side, pixels
 SPAN = 1.6        # cells across a patch
 PX = P / SPAN     # pixels per cell
 RENDERED = "--rendered" in sys.argv  # add the renderer's patches
-N_SYNTH = 24000 if RENDERED else 48000
-EPOCHS = 10 if RENDERED else 8
+N_SYNTH = 48000
+EPOCHS = 8
 BATCH = 256
 EMPTY, BLACK, WHITE, OCCLUDED = 0, 1, 2, 3
 
@@ -185,7 +185,7 @@ def synth(rng):
     # Residual cast and level left by the correction; blur; noise.
     gain = rng.uniform(0.85, 1.15) * rng.uniform(0.93, 1.07, 3)
     img = (img + 1) * gain[:, None, None] - 1
-    img = blur(img, rng.uniform(0, 1.3))
+    img = blur(img, rng.uniform(0, 1.3) * PX / 15)  # up to 1.3 px at 15 px a cell
     img = img + rng.normal(0, rng.uniform(0.005, 0.06), img.shape)
     return np.clip(img, -1, 3).astype(np.float32), label
 
@@ -205,18 +205,18 @@ def augment_real(rng, x):
 
 
 class Net(nn.Module):
-    """About 15,000 weights; 0.37 M multiply-adds per patch."""
+    """About 14,000 weights; 0.11 M multiply-adds per patch (strided convolutions instead of
+    full-resolution ones and pools: the reader's budget is 15 ms for 361 points)."""
 
     def __init__(self):
         super().__init__()
         self.body = nn.Sequential(
-            nn.Conv2d(3, 8, 3, stride=2, padding=1), nn.ReLU(),    # 12x12
-            nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(),
-            nn.MaxPool2d(2),                                       # 6x6
-            nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(),
-            nn.MaxPool2d(2),                                       # 3x3
+            nn.Conv2d(3, 12, 4, stride=2, padding=1), nn.ReLU(),   # 8x8
+            nn.Conv2d(12, 24, 3, stride=2, padding=1), nn.ReLU(),  # 4x4
+            nn.Conv2d(24, 32, 3, padding=1), nn.ReLU(),
+            nn.MaxPool2d(2),                                       # 2x2
             nn.Flatten(),
-            nn.Linear(32 * 9, 32), nn.ReLU(),
+            nn.Linear(32 * 4, 32), nn.ReLU(),
             nn.Linear(32, 4),
         )
 
@@ -241,6 +241,12 @@ def main():
     if RENDERED:
         ren_x = np.fromfile(f"{data_dir}/rendered_patches.f32", dtype="<f4").reshape(-1, 3, P, P)
         ren_y = np.fromfile(f"{data_dir}/rendered_labels.u8", dtype=np.uint8).astype(np.int64)
+        # Not their occluded points: the renderer's hands are skin over skin-coloured wood, so
+        # after the wood correction half of them look like bare wood in the middle of the
+        # patch (centre within the spread of empty points), and learning "wood-like may be a
+        # hand" turns real empty points unseen. The drawn hands above cover that class.
+        keep = ren_y != OCCLUDED
+        ren_x, ren_y = ren_x[keep], ren_y[keep]
         xs.extend(ren_x)
         ys.extend(int(y) for y in ren_y)
     # Real stones are few; every real stone is used eight times, every empty point twice.

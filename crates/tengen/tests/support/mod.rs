@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests and benchmarks.
 
 pub mod config;
+pub mod http;
 pub mod mqtt;
 pub mod serial;
 pub mod shared;

@@ -1,11 +1,15 @@
 //! A classical classifier, the fallback and the baseline the network is measured against:
 //! the median brightness of a stone-sized disc relative to the wood around it.
 
-use super::rectify::{disc, PATCH};
+use super::rectify::{disc, PATCH, SPAN};
 use super::Class;
 
 /// The disc's radius in cells: inside any stone, wide enough that a grid line is a minority.
 const DISC_RADIUS: f64 = 0.3;
+/// Pixels whose centre is this close (in cells) to either line through the point are left
+/// out of the disc: at 10 pixels a cell, bilinear sampling spreads each line over two
+/// pixel rows, which would otherwise make the lines half the disc.
+const LINE_CLEARANCE: f64 = 0.1;
 /// Relative brightness (mean of the three channel ratios) at and below which a disc is
 /// surely black, and above which it is surely not.
 const BLACK: (f32, f32) = (0.5, 0.65);
@@ -32,7 +36,13 @@ impl Default for Classical {
 impl Classical {
     /// The classifier, with its disc precomputed.
     pub fn new() -> Self {
-        let disc = disc(DISC_RADIUS);
+        let scale = PATCH as f64 / SPAN;
+        let mid = PATCH as f64 / 2.0;
+        let off_line = |k: usize| (k as f64 + 0.5 - mid).abs() >= LINE_CLEARANCE * scale;
+        let disc: Vec<usize> = disc(DISC_RADIUS)
+            .into_iter()
+            .filter(|&i| off_line(i / PATCH) && off_line(i % PATCH))
+            .collect();
         let values = Vec::with_capacity(disc.len());
         Classical { disc, values }
     }

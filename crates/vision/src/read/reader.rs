@@ -69,7 +69,7 @@ impl StoneReader {
         StoneReader::from_onnx(MODEL)
     }
 
-    /// A reader with another network (ONNX: `N x 3 x 24 x 24` patches in, `N x 4` logits
+    /// A reader with another network (ONNX: `N x 3 x 16 x 16` patches in, `N x 4` logits
     /// out, classes in the order of [`super::Class`]).
     pub fn from_onnx(bytes: &[u8]) -> Result<StoneReader, ModelError> {
         Ok(StoneReader::with(Classifier::Cnn(Box::new(

@@ -1,0 +1,278 @@
+//! The kiosk panel of `tengen serve`, against a real mosquitto: the live view follows a
+//! game played by publishing snapshots, controls need the token and are journalled, bad
+//! requests get clear errors and change nothing. Skipped when mosquitto is not installed.
+
+mod support;
+
+use std::io::Write;
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use support::http::{get, post, raw, wait_for, Viewer};
+use support::mqtt::{free_port, moves, setup, show, Daemon, Observer, Rows};
+
+const TOKEN: &str = "club-kiosk-1";
+
+fn panel_config(web_port: u16, token: Option<&str>, more: &str) -> String {
+    let token = token
+        .map(|t| format!("token = \"{t}\"\n"))
+        .unwrap_or_default();
+    format!(
+        "[game]\nsize = 9\nkomi = 7\nengine = \"none\"\n[board]\nstability = 2\n\
+         [web]\nenabled = true\nport = {web_port}\n{token}{more}"
+    )
+}
+
+fn state_moves(port: u16) -> Vec<String> {
+    moves(&get(port, "/api/state").json()["state"])
+}
+
+#[test]
+fn the_panel_follows_the_game_and_controls_are_journalled() {
+    let Some((dir, broker)) = setup("the_panel_follows_the_game") else {
+        return;
+    };
+    let web = free_port();
+    let obs = Observer::connect(broker.port, "obs");
+    let cfg = panel_config(
+        web,
+        Some(TOKEN),
+        "[analysis]\nenabled = true\ninterval_ms = 100\nmax_visits = 200\nownership = true\n",
+    );
+    let mut daemon = Daemon::start(dir.path(), broker.port, &cfg);
+    wait_for(web);
+
+    // The page and its modules are served; nothing else is.
+    let page = get(web, "/");
+    assert_eq!(page.status, 200);
+    assert!(page.body.contains("/assets/app.js"), "{}", page.body);
+    let js = get(web, "/assets/board.js");
+    assert_eq!(js.status, 200);
+    assert!(js
+        .header("content-type")
+        .unwrap()
+        .starts_with("text/javascript"));
+    for path in [
+        "/assets/../Cargo.toml",
+        "/assets/nope.js",
+        "/api/nope",
+        "/etc/passwd",
+    ] {
+        let r = get(web, path);
+        assert_eq!(r.status, 404, "{path}");
+        assert!(r.json()["error"].is_string(), "{path}");
+    }
+
+    // A viewer gets the whole view first, then each change as the MQTT topics carry it.
+    let viewer = Viewer::connect(web);
+    assert_eq!(viewer.status, 200);
+    let (_, first) = viewer.wait(0, "view", |v| v["state"].is_object());
+    assert_eq!(first.data["state"]["size"], serde_json::json!([9, 9]));
+    let board = Rows::empty().with("E5", b'X');
+    let from = viewer.count();
+    let mqtt_from = obs.count();
+    show(&obs, &board, 2);
+    let (_, on_panel) = viewer.wait(from, "state", |s| moves(s) == ["B E5"]);
+    let (i, _) = obs.wait(mqtt_from, "state", |s| moves(s) == ["B E5"]);
+    let on_mqtt = obs.seen.lock().unwrap()[i].at;
+    // The panel is fed with the MQTT link from the same messages.
+    let gap = on_panel.at.max(on_mqtt) - on_panel.at.min(on_mqtt);
+    assert!(
+        gap < Duration::from_millis(500),
+        "panel and MQTT {gap:?} apart"
+    );
+    // Analysis reaches the viewer and the graph, in Black's view.
+    let (_, a) = viewer.wait(from, "analysis", |a| a["number"] == 1);
+    assert_eq!(a.data["to_move"], "W");
+    assert!(a.data["ownership"]
+        .as_array()
+        .is_some_and(|o| o.len() == 81));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        // The view is taken whole: its graph point is its analysis, turned to Black's view.
+        let v = get(web, "/api/state").json();
+        let point = v["graph"]
+            .as_array()
+            .and_then(|g| g.iter().find(|p| p["number"] == 1).cloned());
+        if let (Some(p), 1) = (point, v["analysis"]["number"].as_u64().unwrap_or(0)) {
+            let (w, lead) = (&v["analysis"]["winrate"], &v["analysis"]["scoreLead"]);
+            let near = |a: &serde_json::Value, b: f64| (a.as_f64().unwrap() - b).abs() < 1e-9;
+            assert!(near(&p["winrate"], 1.0 - w.as_f64().unwrap()), "{v}");
+            assert!(near(&p["lead"], -lead.as_f64().unwrap()), "{v}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "no graph point: {v}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(get(web, "/api/analysis").json()["number"], 1);
+
+    // A knocked stone: the alert names exactly its point, and clears when it is back.
+    let from = viewer.count();
+    show(&obs, &Rows::empty(), 2);
+    let (_, alert) = viewer.wait(from, "alert", |a| a["kind"] == "fix");
+    let points: Vec<&str> = alert.data["fixes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["point"].as_str().unwrap())
+        .collect();
+    assert_eq!(points, ["E5"]);
+    assert_eq!(get(web, "/api/state").json()["alert"]["kind"], "fix");
+    show(&obs, &board, 2);
+    viewer.wait(from, "alert", |a| a["kind"] == "resolved");
+    assert!(get(web, "/api/state").json()["alert"].is_null());
+
+    // Controls: refused without the token or with a wrong one, and nothing changes.
+    for token in [None, Some("wrong-token-9")] {
+        let r = post(web, "/api/command", token, r#"{"cmd":"pass"}"#);
+        assert_eq!(r.status, 401, "{}", r.body);
+        assert!(r.json()["error"].is_string());
+    }
+    // Bad input: a clear 4xx with the reason, and nothing changes.
+    let bad = [
+        ("not json", 400, "bad JSON"),
+        (r#"{"cmd":"fly"}"#, 400, "fly"),
+        (
+            r#"{"cmd":"new_game","size":7,"handicap":9}"#,
+            400,
+            "handicap",
+        ),
+        (r#"{"cmd":"level","level":11}"#, 400, "level"),
+        (r#"{"cmd":"gtp","line":"clear_board"}"#, 400, "gtp"),
+    ];
+    for (body, status, says) in bad {
+        let r = post(web, "/api/command", Some(TOKEN), body);
+        assert_eq!(r.status, status, "{body}: {}", r.body);
+        let e = r.json()["error"].as_str().unwrap().to_string();
+        assert!(e.contains(says), "{body}: {e}");
+    }
+    let big = format!(r#"{{"cmd":"pass","x":"{}"}}"#, "a".repeat(20_000));
+    assert_eq!(post(web, "/api/command", Some(TOKEN), &big).status, 413);
+    assert_eq!(get(web, "/api/command").status, 405);
+    assert_eq!(state_moves(web), ["B E5"]);
+
+    // With the token: pass and undo go through the appliance, journalled.
+    let r = post(web, "/api/command", Some(TOKEN), r#"{"cmd":"pass"}"#);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(state_moves(web), ["B E5", "W pass"]);
+    assert_eq!(
+        post(web, "/api/command", Some(TOKEN), r#"{"cmd":"undo"}"#).status,
+        200
+    );
+    assert_eq!(state_moves(web), ["B E5"]);
+    let sgf = get(web, "/api/sgf");
+    assert_eq!(sgf.status, 200);
+    assert!(sgf.body.contains("B[ee]"), "{}", sgf.body);
+
+    // A new game archives this one; its SGF is listed and served by name only.
+    let from = viewer.count();
+    let r = post(
+        web,
+        "/api/command",
+        Some(TOKEN),
+        r#"{"cmd":"new_game","size":9,"komi":6.5,"engine":"none"}"#,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    viewer.wait(from, "state", |s| moves(s).is_empty() && s["komi"] == 6.5);
+    let games = get(web, "/api/games").json();
+    let game = &games.as_array().unwrap()[0];
+    assert_eq!(game["moves"], 1);
+    let name = game["name"].as_str().unwrap();
+    let archived = get(web, &format!("/api/games/{name}"));
+    assert_eq!(archived.status, 200);
+    assert!(archived.body.contains("B[ee]"));
+    assert!(archived
+        .header("content-disposition")
+        .unwrap()
+        .contains(name));
+    for (path, status) in [
+        ("/api/games/..%2Fjournal.jsonl", 400),
+        ("/api/games/..%2F..%2Fetc%2Fpasswd", 400),
+        ("/api/games/.hidden.sgf", 400),
+        ("/api/games/0-0moves.sgf", 404),
+    ] {
+        assert_eq!(get(web, path).status, status, "{path}");
+    }
+
+    // The daemon restarted: the game the panel started is the one resumed.
+    daemon.child.kill().unwrap();
+    daemon.child.wait().unwrap();
+    drop(viewer);
+    let _daemon = Daemon::start(dir.path(), broker.port, &cfg);
+    wait_for(web);
+    let state = get(web, "/api/state").json();
+    assert_eq!(state["state"]["komi"], 6.5);
+    assert!(moves(&state["state"]).is_empty());
+}
+
+#[test]
+fn a_read_only_panel_refuses_controls_and_shrugs_off_abuse() {
+    let Some((dir, broker)) = setup("a_read_only_panel") else {
+        return;
+    };
+    let web = free_port();
+    let obs = Observer::connect(broker.port, "obs");
+    let _daemon = Daemon::start(dir.path(), broker.port, &panel_config(web, None, ""));
+    wait_for(web);
+    let r = post(web, "/api/command", Some(TOKEN), r#"{"cmd":"pass"}"#);
+    assert_eq!(r.status, 403, "{}", r.body);
+    assert!(r.json()["error"].as_str().unwrap().contains("read-only"));
+
+    // A slow-loris client holds its connection open without finishing its headers;
+    // others are served meanwhile, and it is cut off.
+    let mut slow = TcpStream::connect(("127.0.0.1", web)).unwrap();
+    slow.write_all(b"GET /api/state HTTP/1.1\r\nHost: x\r\n")
+        .unwrap();
+    // Malformed and oversized requests: errors, not a stopped daemon.
+    let garbage = raw(web, b"BLAH / HTTP/9.9\r\n\r\n");
+    assert!(
+        garbage.status == 0 || (400..500).contains(&garbage.status),
+        "{garbage:?}"
+    );
+    let huge_header = format!(
+        "GET /api/state HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\nConnection: close\r\n\r\n",
+        "a".repeat(64 * 1024)
+    );
+    let r = raw(web, huge_header.as_bytes());
+    assert!(
+        r.status == 0 || (400..500).contains(&r.status),
+        "{}",
+        r.status
+    );
+    // Many rapid controls, all refused, none disturbing the game.
+    let started = Instant::now();
+    for _ in 0..1000 {
+        assert_eq!(
+            post(web, "/api/command", None, r#"{"cmd":"resign"}"#).status,
+            403
+        );
+    }
+    eprintln!("1000 refused controls in {:?}", started.elapsed());
+    let from = obs.count();
+    show(&obs, &Rows::empty().with("C3", b'X'), 2);
+    obs.wait(from, "state", |s| moves(s) == ["B C3"]);
+    assert_eq!(state_moves(web), ["B C3"]);
+    // The slow client was cut off after the header deadline.
+    slow.set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let mut buf = [0u8; 512];
+    let n = std::io::Read::read(&mut slow, &mut buf).unwrap_or(0);
+    let answer = String::from_utf8_lossy(&buf[..n]);
+    assert!(
+        n == 0 || answer.starts_with("HTTP/1.1 408"),
+        "the slow client was answered {answer:?}"
+    );
+}
+
+#[test]
+fn a_taken_port_stops_the_daemon_before_ready() {
+    let Some((dir, broker)) = setup("a_taken_port") else {
+        return;
+    };
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let mut daemon = Daemon::start(dir.path(), broker.port, &panel_config(port, None, ""));
+    let status = daemon.child.wait().unwrap();
+    assert!(!status.success());
+    assert!(daemon.log().contains("web panel"), "{}", daemon.log());
+}
