@@ -38,6 +38,12 @@ command -v systemd-analyze >/dev/null 2>&1 || missing+=(systemd)
 # The sandbox test boots a container and reads MQTT with mosquitto's client.
 command -v systemd-nspawn >/dev/null 2>&1 || missing+=(systemd-container)
 command -v mosquitto_sub >/dev/null 2>&1 || missing+=(mosquitto-clients)
+# tengen-vision's `gstreamer` feature links GStreamer and is tested with videotestsrc.
+command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+pkg-config --exists gstreamer-app-1.0 2>/dev/null ||
+    missing+=(libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev)
+compgen -G "/usr/lib/*/gstreamer-1.0/libgstvideotestsrc.so" >/dev/null ||
+    missing+=(gstreamer1.0-plugins-base)
 # The kiosk panel's browser test drives Debian's chromium (tests/panel/run.sh).
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 if ((${#missing[@]})); then
@@ -78,6 +84,12 @@ else
     echo "warning: no onnxruntime library could be fetched; the ONNX Runtime parity tests will skip"
 fi
 cargo test --workspace --features tengen/ort -- --nocapture
+
+# GStreamer sources (off by default; Jetson CSI cameras): lint and test tengen-vision alone
+# with the feature, its unit tests and the videotestsrc pipelines only.
+step "gstreamer"
+cargo clippy -p tengen-vision --all-targets --features gstreamer -- -D warnings
+cargo test -p tengen-vision --features gstreamer --lib --test gst
 
 # Real clients' own code (KaTrain's engine class, Sabaki's GTP controller, a Lizzie-style
 # session) against the binary the tests just built, with the bundled network; the clients

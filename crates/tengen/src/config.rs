@@ -238,7 +238,8 @@ section! {
     /// A camera over a plain board: the board is read from its frames and fed to the
     /// same reconciler as MQTT snapshots. Off unless `source` is set.
     Camera, CameraLayer {
-        /// `/dev/videoN` (V4L2), an `http://` MJPEG stream, a folder of frames or an image.
+        /// `/dev/videoN` (V4L2), an `http://` MJPEG stream, `csi` or `gst:PIPELINE` (with the
+        /// `gstreamer` feature), a folder of frames or an image.
         source: Option<String>,
         /// Frame width asked of a V4L2 camera (it takes the closest it offers).
         width: u32 = 1280,

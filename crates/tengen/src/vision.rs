@@ -35,7 +35,8 @@ pub struct FindArgs {
 /// Options of `tengen vision read`.
 #[derive(Args, Debug)]
 pub struct ReadArgs {
-    /// IMAGE, DIR (frames in natural order), http://… (MJPEG stream) or /dev/videoN.
+    /// IMAGE, DIR (frames in natural order), http://… (MJPEG stream), /dev/videoN, csi or
+    /// gst:PIPELINE (the last two with the gstreamer feature).
     source: String,
     /// Write the last frame with the grid and the settled stones drawn over it, as PNG.
     #[arg(long, value_name = "OUT.png")]

@@ -10,11 +10,15 @@ use thiserror::Error;
 use crate::frame::FrameError;
 
 mod file;
+#[cfg(feature = "gstreamer")]
+pub mod gst;
 mod latest;
 pub mod mjpeg_http;
 pub mod v4l;
 
 pub use file::{read_image, FrameFolder, ImageFile};
+#[cfg(feature = "gstreamer")]
+pub use gst::GstSource;
 pub use latest::{Grabber, Latest};
 pub use mjpeg_http::MjpegHttp;
 pub use v4l::{Camera, CameraSettings};
@@ -101,6 +105,31 @@ pub enum SourceError {
         /// What is missing.
         reason: String,
     },
+    /// A GStreamer pipeline does not parse, does not start or failed while running.
+    #[error("{origin}: {reason}")]
+    Pipeline {
+        /// The pipeline.
+        origin: String,
+        /// GStreamer's complaint.
+        reason: String,
+    },
+    /// A GStreamer pipeline names an element that is not installed (`nvarguscamerasrc`
+    /// off a Jetson, a missing plugin package).
+    #[error("{origin}: no GStreamer element {element} (plugin not installed?)")]
+    MissingElement {
+        /// The pipeline.
+        origin: String,
+        /// The element's name.
+        element: String,
+    },
+    /// This build cannot read such a source (a cargo feature was left out).
+    #[error("{origin}: {reason}")]
+    NotBuilt {
+        /// The source as given.
+        origin: String,
+        /// What the build lacks.
+        reason: String,
+    },
     /// The source was given in a form we do not understand.
     #[error("{0}")]
     BadSpec(String),
@@ -129,7 +158,8 @@ pub trait FrameSource {
 }
 
 /// Where to read frames from, parsed from one string: `http://…` is an MJPEG stream,
-/// `/dev/…` a V4L2 camera, a folder its frames in order, anything else one image file.
+/// `/dev/…` a V4L2 camera, `gst:…` a GStreamer pipeline, `csi` (or `csi:N`) a Jetson's
+/// CSI camera, a folder its frames in order, anything else one image file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SourceSpec {
     /// One image file.
@@ -140,6 +170,10 @@ pub enum SourceSpec {
     Http(String),
     /// A V4L2 camera device node.
     Device(PathBuf),
+    /// A GStreamer pipeline without its sink (an appsink taking RGB is added).
+    Gst(String),
+    /// A Jetson CSI camera by its sensor id, through `nvarguscamerasrc`.
+    Csi(u32),
 }
 
 impl SourceSpec {
@@ -157,6 +191,26 @@ impl SourceSpec {
                 "{t}: only http:// streams are read (no TLS, no RTSP)"
             )));
         }
+        if let Some(p) = t.strip_prefix("gst:") {
+            let p = p.trim();
+            if p.is_empty() {
+                return Err(SourceError::BadSpec("gst: without a pipeline".into()));
+            }
+            if p.contains("appsink") {
+                return Err(SourceError::BadSpec(format!(
+                    "{t}: leave the appsink out, it is added"
+                )));
+            }
+            return Ok(SourceSpec::Gst(p.to_string()));
+        }
+        if t == "csi" {
+            return Ok(SourceSpec::Csi(0));
+        }
+        if let Some(n) = t.strip_prefix("csi:") {
+            return n.trim().parse().map(SourceSpec::Csi).map_err(|_| {
+                SourceError::BadSpec(format!("{t}: a CSI sensor is a number, e.g. csi:0"))
+            });
+        }
         let path = PathBuf::from(t);
         if t.starts_with("/dev/") {
             Ok(SourceSpec::Device(path))
@@ -169,7 +223,10 @@ impl SourceSpec {
 
     /// Whether frames come live (and should be taken as they arrive) rather than from files.
     pub fn is_live(&self) -> bool {
-        matches!(self, SourceSpec::Http(_) | SourceSpec::Device(_))
+        matches!(
+            self,
+            SourceSpec::Http(_) | SourceSpec::Device(_) | SourceSpec::Gst(_) | SourceSpec::Csi(_)
+        )
     }
 
     /// Opens the source. Live sources capture on a thread of their own and wait at most
@@ -188,8 +245,52 @@ impl SourceSpec {
                 Camera::new(p.clone(), camera.clone(), stall),
                 stall,
             )),
+            SourceSpec::Gst(p) => open_gst(p, stall)?,
+            SourceSpec::Csi(sensor) => open_gst(&csi_pipeline(*sensor, camera), stall)?,
         })
     }
+}
+
+/// The pipeline a Jetson's CSI camera is read through: the ISP's NVMM buffers at the asked
+/// size and rate, copied to system memory by `nvvidconv` (which cannot give RGB, so BGRx).
+pub fn csi_pipeline(sensor: u32, camera: &CameraSettings) -> String {
+    format!(
+        "nvarguscamerasrc sensor-id={sensor} ! \
+         video/x-raw(memory:NVMM),width={},height={},framerate={}/1 ! \
+         nvvidconv ! video/x-raw,format=BGRx",
+        camera.width,
+        camera.height,
+        camera.fps.max(1)
+    )
+}
+
+/// `pipeline` ending in an appsink called `sink` that takes RGB and keeps only the newest
+/// frame (a slow reader drops frames rather than queueing them); `videoconvert` and RGB
+/// caps go before it unless the pipeline already ends in RGB caps (two caps in a row do
+/// not parse).
+pub fn pipeline_with_sink(pipeline: &str, sink: &str) -> String {
+    let last = pipeline.rsplit('!').next().unwrap_or("").replace(' ', "");
+    let rgb = last.starts_with("video/x-raw")
+        && (last.contains("format=RGB,") || last.ends_with("format=RGB"));
+    let convert = if rgb {
+        ""
+    } else {
+        " ! videoconvert ! video/x-raw,format=RGB"
+    };
+    format!("{pipeline}{convert} ! appsink name={sink} max-buffers=1 drop=true sync=false")
+}
+
+#[cfg(feature = "gstreamer")]
+fn open_gst(pipeline: &str, stall: Duration) -> Result<Box<dyn FrameSource + Send>, SourceError> {
+    Ok(Box::new(GstSource::new(pipeline, stall)?))
+}
+
+#[cfg(not(feature = "gstreamer"))]
+fn open_gst(pipeline: &str, _stall: Duration) -> Result<Box<dyn FrameSource + Send>, SourceError> {
+    Err(SourceError::NotBuilt {
+        origin: format!("gst:{pipeline}"),
+        reason: "GStreamer sources need tengen built with --features gstreamer".into(),
+    })
 }
 
 #[cfg(test)]
@@ -217,5 +318,51 @@ mod tests {
         assert!(SourceSpec::parse("rtsp://cam/1").is_err());
         assert!(SourceSpec::parse("https://cam/1").is_err());
         assert!(SourceSpec::parse("  ").is_err());
+        assert_eq!(
+            SourceSpec::parse("gst: videotestsrc ").unwrap(),
+            SourceSpec::Gst("videotestsrc".into())
+        );
+        assert!(SourceSpec::parse("gst:").is_err());
+        assert!(SourceSpec::parse("gst:videotestsrc ! appsink").is_err());
+        assert_eq!(SourceSpec::parse("csi").unwrap(), SourceSpec::Csi(0));
+        assert_eq!(SourceSpec::parse("csi:1").unwrap(), SourceSpec::Csi(1));
+        assert!(SourceSpec::parse("csi:left").is_err());
+        assert!(SourceSpec::parse("csi").unwrap().is_live());
+    }
+
+    #[test]
+    fn the_sink_converts_only_when_needed() {
+        let p = pipeline_with_sink("videotestsrc ! video/x-raw,format=I420", "s");
+        assert!(p.contains("format=I420 ! videoconvert ! video/x-raw,format=RGB ! appsink name=s"));
+        assert!(p.contains("max-buffers=1 drop=true"));
+        let p = pipeline_with_sink("videotestsrc ! video/x-raw, format=RGB", "s");
+        assert!(!p.contains("videoconvert"), "{p}");
+        assert!(p.ends_with("format=RGB ! appsink name=s max-buffers=1 drop=true sync=false"));
+    }
+
+    #[test]
+    fn the_csi_shorthand_asks_for_the_configured_mode() {
+        let cam = CameraSettings {
+            width: 1920,
+            height: 1080,
+            fps: 30,
+            ..CameraSettings::default()
+        };
+        let p = csi_pipeline(1, &cam);
+        assert!(p.starts_with("nvarguscamerasrc sensor-id=1 ! "), "{p}");
+        assert!(p.contains("width=1920,height=1080,framerate=30/1"), "{p}");
+        assert!(p.contains("nvvidconv"), "{p}");
+    }
+
+    #[cfg(not(feature = "gstreamer"))]
+    #[test]
+    fn without_the_feature_a_pipeline_is_a_clear_error() {
+        let spec = SourceSpec::parse("csi").unwrap();
+        let e = spec
+            .open(&CameraSettings::default(), Duration::from_secs(1))
+            .err()
+            .expect("no GStreamer in this build");
+        assert!(matches!(e, SourceError::NotBuilt { .. }), "{e:?}");
+        assert!(e.to_string().contains("--features gstreamer"), "{e}");
     }
 }
