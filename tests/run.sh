@@ -67,7 +67,7 @@ fi
 if have clippy; then
     step "lint"
     cargo clippy --workspace --all-targets -- -D warnings
-    cargo clippy --workspace --all-targets --features tengen/ort -- -D warnings
+    cargo clippy --workspace --all-targets --features tengen/ort,tengen/gstreamer -- -D warnings
 else
     echo "warning: clippy is not installed and could not be installed; lint skipped"
 fi
@@ -85,11 +85,11 @@ else
 fi
 cargo test --workspace --features tengen/ort -- --nocapture
 
-# GStreamer sources (off by default; Jetson CSI cameras): lint and test tengen-vision alone
-# with the feature, its unit tests and the videotestsrc pipelines only.
+# GStreamer sources (off by default; Jetson CSI cameras; linted with the feature above): the
+# videotestsrc pipelines. The whole workspace is named so that features resolve as in the
+# suites above and their builds are reused; only the `gst` test target is built and run.
 step "gstreamer"
-cargo clippy -p tengen-vision --all-targets --features gstreamer -- -D warnings
-cargo test -p tengen-vision --features gstreamer --lib --test gst
+cargo test --workspace --features tengen/ort,tengen/gstreamer --test gst
 
 # Real clients' own code (KaTrain's engine class, Sabaki's GTP controller, a Lizzie-style
 # session) against the binary the tests just built, with the bundled network; the clients
