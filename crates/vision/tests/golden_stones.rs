@@ -7,6 +7,9 @@
 
 use std::path::Path;
 
+mod support;
+use support::stone_reader;
+
 use tengen_rules::BoardSize;
 use tengen_test_support::{golden_line, shared_dir};
 use tengen_vision::{
@@ -157,16 +160,6 @@ fn measure(set: &str, cases: &[Case], reader: &mut StoneReader, labelled: bool) 
         println!("golden camera {set}: worst image {w}");
     }
     (points, boards)
-}
-
-/// The committed network, or the candidate file named by `TENGEN_STONES_ONNX` (to measure
-/// a newly trained network before it replaces the committed one).
-fn stone_reader() -> StoneReader {
-    match std::env::var_os("TENGEN_STONES_ONNX") {
-        Some(path) => StoneReader::from_onnx(&std::fs::read(path).expect("the candidate file"))
-            .expect("a network of the reader's shape"),
-        None => StoneReader::new().expect("the committed model loads"),
-    }
 }
 
 #[test]

@@ -5,9 +5,12 @@
 //! the found board's four rotations). Printed: per-intersection accuracy (an `Unseen` point
 //! counts as wrong) and the share of reported stones with the wrong colour.
 
+mod support;
+use support::stone_reader;
+
 use tengen_rules::{BoardSize, Player};
 use tengen_vision::render::{render, Rendered, Scene, Variation};
-use tengen_vision::{find_board, BoardReading, FoundBoard, Homography, PointState, StoneReader};
+use tengen_vision::{find_board, BoardReading, FoundBoard, Homography, PointState};
 
 /// Tallies over frames.
 #[derive(Default)]
@@ -185,16 +188,6 @@ const GIVEN_FLOOR: f64 = 0.996;
 /// Share of reported stones with the wrong colour above which a run fails (none on the 60
 /// frames when set, 0.005% on the 2,100).
 const WRONG_COLOUR_CEILING: f64 = 0.002;
-
-/// The committed network, or the candidate file named by `TENGEN_STONES_ONNX` (to measure
-/// a newly trained network before it replaces the committed one).
-fn stone_reader() -> StoneReader {
-    match std::env::var_os("TENGEN_STONES_ONNX") {
-        Some(path) => StoneReader::from_onnx(&std::fs::read(path).expect("the candidate file"))
-            .expect("a network of the reader's shape"),
-        None => StoneReader::new().expect("the committed model loads"),
-    }
-}
 
 #[test]
 fn rendered_boards_are_read() {

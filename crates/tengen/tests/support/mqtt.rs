@@ -233,13 +233,9 @@ impl Observer {
 
     /// Messages on `topic` after index `from`.
     pub fn all(&self, from: usize, topic: &str) -> Vec<Value> {
-        self.seen
-            .lock()
-            .unwrap()
-            .iter()
-            .skip(from)
-            .filter(|m| m.topic == topic)
-            .map(|m| serde_json::from_str(&m.payload).unwrap_or(Value::String(m.payload.clone())))
+        self.raw(from, topic)
+            .into_iter()
+            .map(|m| serde_json::from_str(&m.payload).unwrap_or(Value::String(m.payload)))
             .collect()
     }
 }
