@@ -165,8 +165,13 @@ def main():
             page.wait_for_function("Number(document.querySelector('#graph').dataset.points || 0) >= 3", timeout=20_000)
             check("graph", True)
             page.wait_for_selector("#top tbody tr", timeout=20_000)
-            row = page.query_selector("#top tbody tr")
-            row.hover()
+            # A locator, not an element handle: analysis rebuilds the rows, and the hover
+            # retries on the new ones.
+            page.locator("#top tbody tr").first.hover()
+            try:
+                page.wait_for_selector("#pv circle.pv-stone", timeout=5_000)
+            except Exception:
+                pass
             pv = page.eval_on_selector_all("#pv circle.pv-stone", "cs => cs.length")
             check("pv on hover", pv >= 1, f"{pv} pv stones")
             page.mouse.move(0, 0)

@@ -54,6 +54,9 @@ function render() {
   const a = view.analysis && view.analysis.number === s.moves.length ? view.analysis : null;
   const body = $("top").querySelector("tbody");
   body.replaceChildren();
+  // A shown variation follows its move into the new analysis, so a row rebuilt under a
+  // still pointer keeps showing it, with fresh figures.
+  if (ui.pv) ui.pv = (a && a.moves.find((m) => m.vertex === ui.pv.vertex)) || null;
   if (a) {
     const black = a.to_move === "B" ? a.winrate : 1 - a.winrate;
     const lead = a.to_move === "B" ? a.scoreLead : -a.scoreLead;
