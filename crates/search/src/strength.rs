@@ -180,41 +180,42 @@ const fn row(visits: u64, temperature: f64, budget: [f64; 3]) -> RankSettings {
     }
 }
 
-/// The rank table, weakest first (25k .. 1k, 1d .. 5d). Visits double every six ranks,
-/// temperature falls linearly to 1, and the budgets shrink by 12% a rank: a first guess
+/// The rank table, weakest first (25k .. 1k, 1d .. 5d). Visits double every ten ranks
+/// from 32 (fewer leave too few evaluated moves to choose among), temperature falls
+/// linearly from 3 to 1, and the budgets shrink by 15% a rank: a first guess
 /// shaped after human point-loss statistics, to be refined by the calibration matches
 /// (docs/strength.md).
 pub const TABLE: [RankSettings; 30] = [
-    row(8, 1.80, [14.4, 18.0, 9.0]),  // 25k
-    row(9, 1.77, [12.7, 15.8, 7.9]),  // 24k
-    row(10, 1.74, [11.2, 13.9, 7.0]), // 23k
-    row(11, 1.72, [9.8, 12.3, 6.1]),  // 22k
-    row(13, 1.69, [8.6, 10.8, 5.4]),  // 21k
-    row(14, 1.66, [7.6, 9.5, 4.7]),   // 20k
-    row(16, 1.63, [6.7, 8.4, 4.2]),   // 19k
-    row(18, 1.61, [5.9, 7.4, 3.7]),   // 18k
-    row(20, 1.58, [5.2, 6.5, 3.2]),   // 17k
-    row(23, 1.55, [4.6, 5.7, 2.8]),   // 16k
-    row(25, 1.52, [4.0, 5.0, 2.5]),   // 15k
-    row(29, 1.50, [3.5, 4.4, 2.2]),   // 14k
-    row(32, 1.47, [3.1, 3.9, 1.9]),   // 13k
-    row(36, 1.44, [2.7, 3.4, 1.7]),   // 12k
-    row(40, 1.41, [2.4, 3.0, 1.5]),   // 11k
-    row(45, 1.39, [2.1, 2.6, 1.3]),   // 10k
-    row(51, 1.36, [1.9, 2.3, 1.2]),   // 9k
-    row(57, 1.33, [1.6, 2.0, 1.0]),   // 8k
-    row(64, 1.30, [1.4, 1.8, 0.9]),   // 7k
-    row(72, 1.28, [1.3, 1.6, 0.8]),   // 6k
-    row(81, 1.25, [1.1, 1.4, 0.7]),   // 5k
-    row(91, 1.22, [1.0, 1.2, 0.6]),   // 4k
-    row(102, 1.19, [0.9, 1.1, 0.5]),  // 3k
-    row(114, 1.17, [0.8, 1.0, 0.5]),  // 2k
-    row(128, 1.14, [0.7, 0.8, 0.4]),  // 1k
-    row(144, 1.11, [0.6, 0.7, 0.4]),  // 1d
-    row(161, 1.08, [0.5, 0.6, 0.3]),  // 2d
-    row(181, 1.06, [0.5, 0.6, 0.3]),  // 3d
-    row(203, 1.03, [0.4, 0.5, 0.3]),  // 4d
-    row(228, 1.00, [0.4, 0.4, 0.2]),  // 5d
+    row(32, 3.00, [21.00, 30.00, 15.00]), // 25k
+    row(34, 2.93, [17.85, 25.50, 12.75]), // 24k
+    row(37, 2.86, [15.17, 21.67, 10.84]), // 23k
+    row(39, 2.79, [12.90, 18.42, 9.21]),  // 22k
+    row(42, 2.72, [10.96, 15.66, 7.83]),  // 21k
+    row(45, 2.66, [9.32, 13.31, 6.66]),   // 20k
+    row(49, 2.59, [7.92, 11.31, 5.66]),   // 19k
+    row(52, 2.52, [6.73, 9.62, 4.81]),    // 18k
+    row(56, 2.45, [5.72, 8.17, 4.09]),    // 17k
+    row(60, 2.38, [4.86, 6.95, 3.47]),    // 16k
+    row(64, 2.31, [4.13, 5.91, 2.95]),    // 15k
+    row(69, 2.24, [3.51, 5.02, 2.51]),    // 14k
+    row(74, 2.17, [2.99, 4.27, 2.13]),    // 13k
+    row(79, 2.10, [2.54, 3.63, 1.81]),    // 12k
+    row(84, 2.03, [2.16, 3.08, 1.54]),    // 11k
+    row(91, 1.97, [1.83, 2.62, 1.31]),    // 10k
+    row(97, 1.90, [1.56, 2.23, 1.11]),    // 9k
+    row(104, 1.83, [1.33, 1.89, 0.95]),   // 8k
+    row(111, 1.76, [1.13, 1.61, 0.80]),   // 7k
+    row(119, 1.69, [0.96, 1.37, 0.68]),   // 6k
+    row(128, 1.62, [0.81, 1.16, 0.58]),   // 5k
+    row(137, 1.55, [0.69, 0.99, 0.49]),   // 4k
+    row(147, 1.48, [0.59, 0.84, 0.42]),   // 3k
+    row(158, 1.41, [0.50, 0.71, 0.36]),   // 2k
+    row(169, 1.34, [0.42, 0.61, 0.30]),   // 1k
+    row(181, 1.28, [0.36, 0.52, 0.26]),   // 1d
+    row(194, 1.21, [0.31, 0.44, 0.22]),   // 2d
+    row(208, 1.14, [0.26, 0.37, 0.19]),   // 3d
+    row(223, 1.07, [0.22, 0.32, 0.16]),   // 4d
+    row(239, 1.00, [0.19, 0.27, 0.13]),   // 5d
 ];
 
 /// One candidate of a rank's draw.
@@ -262,8 +263,8 @@ pub fn candidates(analysis: &Analysis, game: &Game, settings: &RankSettings) -> 
 
 /// The move a player at `settings` plays after `analysis` of `game`: drawn among the
 /// [`candidates`] by weight; when none is left (the search saw only a forbidden pass or
-/// eye-filling moves), the playable evaluated move of least loss, else the search's own
-/// choice (the position is finished). `None` only when the search evaluated no move.
+/// eye-filling moves), a move taking dead opponent stones off, else the playable evaluated
+/// move of least loss, else the search's own choice (the position is finished). `None` only when the search evaluated no move.
 pub fn choose(
     analysis: &Analysis,
     game: &Game,
@@ -282,6 +283,11 @@ pub fn choose(
         }
         return cands.last().map(|c| c.mv);
     }
+    if opponent_has_dead_stones(analysis, game) {
+        if let Some(mv) = cleanup_move(analysis, game) {
+            return Some(mv);
+        }
+    }
     let mover = game.to_move();
     analysis
         .moves
@@ -293,6 +299,40 @@ pub fn choose(
         .max_by(|a, b| mover_view(mover, a.score_lead).total_cmp(&mover_view(mover, b.score_lead)))
         .map(|m| m.mv)
         .or_else(|| analysis.best_move())
+}
+
+/// A move taking the opponent's dead stones off the board when the search saw only a
+/// pass (it passes happily with them on the board): on a liberty of a dead stone, legal,
+/// no own eye filled, capturing if it can, else keeping two liberties.
+fn cleanup_move(analysis: &Analysis, game: &Game) -> Option<Move> {
+    let own = analysis.ownership.as_ref()?;
+    let mover = game.to_move();
+    let board = game.board();
+    let size = board.size();
+    let dead: Vec<_> = size
+        .points()
+        .zip(own)
+        .filter(|&(l, &o)| board.stone(l) == Some(mover.opp()) && is_mine(mover, o))
+        .map(|(l, _)| l)
+        .collect();
+    let liberties = dead.iter().flat_map(|&d| board.neighbours(d)).filter(|&l| {
+        board.is_empty_at(l) && game.is_legal(Move::Play(l)) && !board.is_simple_eye(l, mover)
+    });
+    let (capturing, other): (Vec<_>, Vec<_>) =
+        liberties.partition(|&l| board.would_capture(l, mover));
+    capturing
+        .first()
+        .or_else(|| {
+            other
+                .iter()
+                .find(|&&l| board.self_atari_stones(l, mover) == 0)
+        })
+        .map(|&l| Move::Play(l))
+}
+
+/// Whether White-view ownership `o` gives the point to `mover`.
+fn is_mine(mover: Player, o: f32) -> bool {
+    mover_view(mover, f64::from(o)) > f64::from(DEAD_OWNERSHIP)
 }
 
 /// Whether the game is clearly lost for the player to move: a weak rank resigns only then
@@ -311,10 +351,11 @@ pub fn opponent_has_dead_stones(analysis: &Analysis, game: &Game) -> bool {
     };
     let mover = game.to_move();
     let board = game.board();
-    board.size().points().zip(own).any(|(l, &o)| {
-        board.stone(l) == Some(mover.opp())
-            && mover_view(mover, f64::from(o)) > f64::from(DEAD_OWNERSHIP)
-    })
+    board
+        .size()
+        .points()
+        .zip(own)
+        .any(|(l, &o)| board.stone(l) == Some(mover.opp()) && is_mine(mover, o))
 }
 
 /// A White-view value from `mover`'s view.

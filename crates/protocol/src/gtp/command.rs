@@ -8,6 +8,7 @@ use tengen_rules::{komi_is_valid, BoardSize, Player, Rules};
 
 use super::analyze::Format;
 use super::analyze_request::AnalyzeRequest;
+use super::level::Level;
 use super::vertex::Vertex;
 use crate::params::{self, Setting};
 
@@ -199,8 +200,9 @@ pub enum Command {
     KataGetParam(&'static params::Param),
     /// `kata-set-param NAME VALUE`.
     KataSetParam(Setting),
-    /// `tengen-level L`, 1 to 10: the classical engine's strength.
-    TengenLevel(u8),
+    /// `tengen-level L`: the classical engine's level (1 to 10) or the search's rank
+    /// (25k to 5d, or max).
+    TengenLevel(Level),
     /// `gogui-analyze_commands`.
     GoguiAnalyzeCommands,
     /// `tengen-ownership`: GoGui's ownership board.
@@ -576,14 +578,10 @@ impl Command {
                 C::KataSetParam(p.parse(value).map_err(|e| e.to_string())?)
             }
             "tengen-level" => {
+                // The classical engine's message, kept as it was; a search's refusal of a
+                // level and the command's documentation name the ranks.
                 let usage = "tengen-level takes a level from 1 to 10";
-                C::TengenLevel(
-                    one(usage)?
-                        .parse()
-                        .ok()
-                        .filter(|l| (1..=10).contains(l))
-                        .ok_or(usage)?,
-                )
+                C::TengenLevel(one(usage)?.parse().map_err(|_| usage)?)
             }
             "gogui-analyze_commands" => C::GoguiAnalyzeCommands,
             "tengen-ownership" => C::TengenOwnership,
@@ -812,7 +810,8 @@ impl Command {
             C::GomillCpuTime,
             C::Stop,
             C::KgsGenmoveCleanup(Player::Black),
-            C::TengenLevel(4),
+            C::TengenLevel(Level::Classic(4)),
+            C::TengenLevel(Level::Strength("12k".parse().unwrap())),
             C::GoguiAnalyzeCommands,
             C::TengenOwnership,
             C::TengenPolicy,

@@ -12,7 +12,8 @@ use tengen_rules::{
     sgf, sgf::SgfError, BoardSize, Game, GameOptions, Loc, Move, Outcome, Player, Rules,
 };
 use tengen_search::{
-    limits_for_move, Clock, Evaluator, Limits, ResignTracker, Search, SearchParams, SnapshotOptions,
+    limits_for_move, strength, Clock, Evaluator, Limits, ResignTracker, Search, SearchParams,
+    SnapshotOptions, Strength,
 };
 
 use std::fmt::Write as _;
@@ -24,6 +25,7 @@ use super::analyze::{format_line, AnalyzeArgs, Format};
 use super::analyze_request::AnalyzeRequest;
 use super::chat::SearchChat;
 use super::command::{Analyze, StoneStatus};
+use super::level::Level;
 use super::models::{models_json, ModelInfo};
 use super::search_factor::{self, SearchFactors};
 use super::vertex::Vertex;
@@ -84,6 +86,20 @@ pub struct EngineConfig {
     /// limits until the next command, so that the next move's search starts with a tree
     /// (see [`Engine::start_pondering`]); `None`: no pondering.
     pub pondering: Option<Limits>,
+    /// How strongly the search plays (a rank fixes its visits and weakens its choice;
+    /// `max`: as the configuration says).
+    pub strength: Strength,
+}
+
+impl EngineConfig {
+    /// The parameters of a search for a move to play: genmove's, shaped by the strength.
+    pub fn genmove_params(&self) -> SearchParams {
+        let p = self.params.for_genmove();
+        match self.strength.settings() {
+            Some(rank) => rank.search_params(&p),
+            None => p,
+        }
+    }
 }
 
 impl Default for EngineConfig {
@@ -112,6 +128,7 @@ impl Default for EngineConfig {
             // Tengen's GTP has always shown 15 moves (KataGo's default shows 14).
             analysis_pv_len: 14,
             pondering: None,
+            strength: Strength::Max,
         }
     }
 }
@@ -202,7 +219,7 @@ impl Engine {
         let size = BoardSize::square(19).expect("19x19 is a valid size");
         let game = Game::new(size, config.rules);
         let evaluator = source(size)?;
-        let mut search = Search::new(evaluator.clone(), config.params.for_genmove());
+        let mut search = Search::new(evaluator.clone(), config.genmove_params());
         search.set_interrupt(config.interrupt.clone());
         let resign = ResignTracker::new(
             config.resign_below.unwrap_or(-1.0),
@@ -259,7 +276,7 @@ impl Engine {
             self.evaluator = (self.source)(size)?;
             self.search_size = size;
         }
-        self.search = Search::new(self.evaluator.clone(), config.params.for_genmove());
+        self.search = Search::new(self.evaluator.clone(), config.genmove_params());
         self.search.set_interrupt(config.interrupt.clone());
         self.game = Game::new(size, config.rules);
         self.clocks = [Clock::unlimited(), Clock::unlimited()];
@@ -447,7 +464,17 @@ impl Engine {
                 self.apply_param(setting);
                 Ok(String::new())
             }
-            C::TengenLevel(level) => {
+            C::TengenLevel(Level::Strength(s)) => {
+                let Decider::Search = self.config.moves else {
+                    return Err("ranks apply to the search; the classical engine takes \
+                                levels 1 to 10"
+                        .into());
+                };
+                self.config.strength = *s;
+                self.search.set_params(self.config.genmove_params());
+                Ok(String::new())
+            }
+            C::TengenLevel(Level::Classic(level)) => {
                 let Decider::Classic(_) = self.config.moves else {
                     return Err("levels apply to the classical engine; \
                                 use kata-set-param maxVisits with a search"
@@ -624,7 +651,7 @@ impl Engine {
         // As KataGo: analysis has its own wide root noise and anti-mirror setting, the
         // genmove forms keep genmove's.
         let params = if genmove {
-            self.config.params.for_genmove()
+            self.config.genmove_params()
         } else {
             SearchParams {
                 wide_root_noise: self.config.params.analysis_wide_root_noise,
@@ -692,7 +719,7 @@ impl Engine {
         self.search.stop();
         self.analysis_started = None;
         self.search.set_filter(Vec::new());
-        self.search.set_params(self.config.params.for_genmove());
+        self.search.set_params(self.config.genmove_params());
         Some("play cancelled".into())
     }
 
@@ -722,7 +749,7 @@ impl Engine {
             _ => None,
         };
         self.search.set_filter(Vec::new());
-        self.search.set_params(self.config.params.for_genmove());
+        self.search.set_params(self.config.genmove_params());
         line
     }
 
@@ -789,7 +816,7 @@ impl Engine {
     fn ensure_evaluator(&mut self, size: BoardSize) -> Result<()> {
         if size != self.search_size {
             let ev = (self.source)(size)?;
-            self.search = Search::new(ev.clone(), self.config.params.for_genmove());
+            self.search = Search::new(ev.clone(), self.config.genmove_params());
             self.search.set_interrupt(self.config.interrupt.clone());
             self.evaluator = ev;
             self.search_size = size;
@@ -851,6 +878,11 @@ impl Engine {
     /// Limits for the next move of `game`: the configured visits, within the mover's clock.
     fn move_limits_in(&self, game: &Game) -> Limits {
         let base = match self.config.move_time {
+            // A rank's visits are part of its strength.
+            _ if self.config.strength.settings().is_some() => Limits {
+                visits: self.config.strength.settings().map(|r| r.visits),
+                ..Limits::default()
+            },
             Some(t) if t.is_finite() && t > 0.0 => Limits {
                 time: Some(std::time::Duration::from_secs_f64(t)),
                 playouts: self.config.playouts,
@@ -912,8 +944,11 @@ impl Engine {
     /// when asked for (KataGo writes it, resigning or not, for the search's move).
     fn choose(&mut self, pla: Player, started: std::time::Instant) -> Result<Option<Move>> {
         self.clocks[pla.index()].charge(started.elapsed().as_secs_f64());
+        let rank = self.config.strength.settings();
         let opts = SnapshotOptions {
             pv_len: self.config.analysis_pv_len + 1,
+            // A rank looks for dead stones before it passes.
+            ownership: rank.is_some(),
             ..SnapshotOptions::default()
         };
         let analysis = self
@@ -922,8 +957,13 @@ impl Engine {
             .ok_or("the search produced no analysis")?;
         self.recent_white_win_loss
             .push(2.0 * analysis.root.winrate - 1.0);
-        let choice = if self.config.resign_below.is_some() && self.resign.observe(&analysis) {
+        let resigns = self.config.resign_below.is_some() && self.resign.observe(&analysis);
+        let choice = if resigns && rank.is_none_or(|_| strength::clearly_lost(&analysis)) {
             None
+        } else if let Some(rank) = rank {
+            let mut game = self.search.game().unwrap_or(&self.game).clone();
+            game.set_player_to_move(pla);
+            Some(strength::choose(&analysis, &game, rank, &mut self.rng).ok_or("no move to play")?)
         } else {
             let temperature = self.config.params.chosen_move_temperature;
             Some(
@@ -1109,8 +1149,8 @@ impl Engine {
     fn apply_param(&mut self, setting: &Setting) {
         let mut p = self.config.params.clone();
         setting.apply(&mut p, &mut self.config.visits);
-        self.search.set_params(p.for_genmove());
         self.config.params = p;
+        self.search.set_params(self.config.genmove_params());
     }
 
     /// The result with dead stones removed: the game's own score (bonuses included) plus

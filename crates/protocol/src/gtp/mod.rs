@@ -9,6 +9,7 @@ pub mod analyze_request;
 pub mod chat;
 pub mod command;
 pub mod engine;
+pub mod level;
 pub mod line;
 pub mod models;
 pub mod search_factor;
@@ -24,6 +25,7 @@ pub use command::{
 pub use engine::{
     analyze_command, Decider, Engine, EngineConfig, PendingSearch, SgfAccess, MAX_SGF_BYTES,
 };
+pub use level::{Level, LevelError};
 pub use line::{parse_line, Line, LineError, MAX_LINE_BYTES};
 pub use models::ModelInfo;
 pub use vertex::Vertex;

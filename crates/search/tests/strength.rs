@@ -1,0 +1,220 @@
+//! Strength levels with the g170 b6c96 network (tract): at a spread of ranks the chosen
+//! moves are legal and never fill one's own real eye, a rank does not pass while the
+//! opponent has dead stones, and the average point loss per move, measured by a
+//! full-strength search, rises as the rank falls. Skipped without ../shared.
+
+mod common;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use tengen_rules::{Board, BoardSize, Game, GameOptions, Move, Player, Rules};
+use tengen_search::strength::{self, RankSettings};
+use tengen_search::{Evaluator, Limits, Search, SearchParams, SnapshotOptions, Strength};
+
+/// Visits of the full-strength play (`max`) and of the search that measures losses.
+const MAX_VISITS: u64 = 128;
+const JUDGE_VISITS: u64 = 64;
+
+fn rank(text: &str) -> Strength {
+    text.parse().expect("a strength")
+}
+
+/// The move `strength` plays in `game`, with its own search.
+fn play_at(ev: &Arc<dyn Evaluator>, game: &Game, s: Strength, rng: &mut fastrand::Rng) -> Move {
+    let base = SearchParams::default();
+    let (params, visits) = match s.settings() {
+        Some(r) => (r.search_params(&base), r.visits),
+        None => (base, MAX_VISITS),
+    };
+    let mut search = Search::new(ev.clone(), params);
+    search.set_position(game);
+    search.run(Limits::visits(visits)).expect("search");
+    let opts = SnapshotOptions {
+        ownership: true,
+        ..SnapshotOptions::default()
+    };
+    let a = search.analysis(&opts).expect("analysis");
+    match s.settings() {
+        Some(r) => strength::choose(&a, game, r, rng),
+        None => a.best_move(),
+    }
+    .expect("a move")
+}
+
+/// The mover's expected lead in `game` by a full-strength search.
+fn judged_lead(ev: &Arc<dyn Evaluator>, game: &Game, mover: Player) -> f64 {
+    let mut search = Search::new(ev.clone(), SearchParams::default());
+    search.set_position(game);
+    search.run(Limits::visits(JUDGE_VISITS)).expect("search");
+    let a = search
+        .analysis(&SnapshotOptions::default())
+        .expect("analysis");
+    let lead = a.root.score_lead;
+    if mover == Player::White {
+        lead
+    } else {
+        -lead
+    }
+}
+
+/// Positions from a seeded game the network plays with itself at `s` from an empty
+/// board: every other position from move 2 until `moves` or the game's end.
+fn positions(ev: &Arc<dyn Evaluator>, n: usize, s: Strength, seed: u64, moves: usize) -> Vec<Game> {
+    let mut game = Game::new(BoardSize::square(n).unwrap(), Rules::chinese());
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut out = Vec::new();
+    for i in 0..moves {
+        if game.is_over() {
+            break;
+        }
+        if i >= 2 && i % 2 == 0 {
+            out.push(game.clone());
+        }
+        let mv = play_at(ev, &game, s, &mut rng);
+        game.play(mv).expect("a legal move");
+    }
+    out
+}
+
+/// Asserts the safety rules for `mv` in `game` at `s`.
+fn check_move(game: &Game, mv: Move, s: Strength) {
+    let size = game.board().size();
+    assert!(game.is_legal(mv), "{s}: illegal {}", size.gtp(mv));
+    if let Move::Play(l) = mv {
+        assert!(
+            !game.board().is_simple_eye(l, game.to_move()),
+            "{s}: {} fills its own eye",
+            size.gtp(mv)
+        );
+    }
+}
+
+#[test]
+fn point_loss_rises_as_the_rank_falls() {
+    let Some(ev) = common::b6c96("strength levels with the b6c96 network", 9) else {
+        return;
+    };
+    let ranks = ["25k", "15k", "5k", "1d", "max"].map(rank);
+    let mut games = positions(&ev, 9, rank("10k"), 1, 48);
+    games.extend(positions(&ev, 9, rank("3k"), 2, 48));
+    // The judged lead after each (position, move), shared by the ranks choosing alike.
+    let mut after: HashMap<(usize, Move), f64> = HashMap::new();
+    let mut rng = fastrand::Rng::with_seed(26);
+    let mut losses = vec![0.0; ranks.len()];
+    for (i, g) in games.iter().enumerate() {
+        let mover = g.to_move();
+        let before = judged_lead(&ev, g, mover);
+        for (k, &s) in ranks.iter().enumerate() {
+            let mv = play_at(&ev, g, s, &mut rng);
+            check_move(g, mv, s);
+            let lead = *after.entry((i, mv)).or_insert_with(|| {
+                let mut next = g.clone();
+                next.play(mv).expect("legal");
+                judged_lead(&ev, &next, mover)
+            });
+            losses[k] += (before - lead).max(0.0);
+        }
+    }
+    let n = games.len() as f64;
+    let report: Vec<String> = ranks
+        .iter()
+        .zip(&losses)
+        .map(|(s, l)| format!("{s} {:.2}", l / n))
+        .collect();
+    println!(
+        "average point loss per move on 9x9 over {} positions: {}",
+        games.len(),
+        report.join(", ")
+    );
+    assert!(games.len() >= 30, "only {} positions", games.len());
+    for (k, pair) in losses.windows(2).enumerate() {
+        assert!(
+            pair[0] >= pair[1],
+            "{} loses less than {}: {}",
+            ranks[k],
+            ranks[k + 1],
+            report.join(", ")
+        );
+    }
+    assert!(
+        losses[0] > losses[ranks.len() - 1] + n,
+        "25k is not a point a move weaker than max"
+    );
+}
+
+#[test]
+fn moves_on_13x13_are_legal_and_keep_eyes() {
+    let Some(ev) = common::b6c96("strength levels on 13x13 with the b6c96 network", 13) else {
+        return;
+    };
+    let mut rng = fastrand::Rng::with_seed(13);
+    for g in positions(&ev, 13, rank("8k"), 3, 24) {
+        for s in ["25k", "12k", "2d"].map(rank) {
+            let mv = play_at(&ev, &g, s, &mut rng);
+            check_move(&g, mv, s);
+        }
+    }
+}
+
+/// A finished 9x9 position, Black to move: Black owns the top five lines with real eyes
+/// at A9, F9 and H9 and a dead White stone at C9 (captured at D9); White owns the rest.
+fn finished_with_a_dead_stone() -> Game {
+    let rows = [
+        ".XO.X.X.X",
+        "XXXXXXXXX",
+        "XXXXXXXXX",
+        "XXXXXXXXX",
+        "XXXXXXXXX",
+        "OOOOOOOOO",
+        "OOOOOOOOO",
+        "OOOOOOOOO",
+        ".O.O.O.O.",
+    ];
+    let size = BoardSize::square(9).unwrap();
+    let board = Board::from_rows(size, &rows).expect("diagram");
+    Game::from_position(
+        board,
+        Player::Black,
+        Rules::chinese(),
+        GameOptions::default(),
+    )
+}
+
+#[test]
+fn captures_dead_stones_before_passing_and_never_fills_an_eye() {
+    let Some(ev) = common::b6c96("strength rules with the b6c96 network", 9) else {
+        return;
+    };
+    let size = BoardSize::square(9).unwrap();
+    let capture = size.parse_move("D9").unwrap();
+    let mut rng = fastrand::Rng::with_seed(9);
+    for s in ["25k", "10k", "1d"].map(rank) {
+        let g = finished_with_a_dead_stone();
+        for _ in 0..3 {
+            let mv = play_at(&ev, &g, s, &mut rng);
+            assert_eq!(
+                mv,
+                capture,
+                "{s} played {} with a dead stone on the board",
+                size.gtp(mv)
+            );
+        }
+        // Captured: only eye-filling moves and the pass are left.
+        let mut done = g.clone();
+        done.play(capture).expect("capture");
+        done.play(Move::Pass).expect("White passes");
+        let mv = play_at(&ev, &done, s, &mut rng);
+        assert_eq!(mv, Move::Pass, "{s} played {}", size.gtp(mv));
+    }
+}
+
+#[test]
+fn a_rank_row_is_what_the_search_uses() {
+    // The rank's settings reach the search parameters (no network needed).
+    let r: &RankSettings = rank("25k").settings().expect("a rank");
+    let p = r.search_params(&SearchParams::default());
+    assert_eq!(p.root_policy_temperature, r.temperature);
+    assert!(r.temperature > 1.0);
+    assert!(rank("max").settings().is_none());
+}
