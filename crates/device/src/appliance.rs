@@ -8,7 +8,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use tengen_protocol::gtp::{
-    parse_line, Analyze, AnalyzeArgs, AnalyzeRequest, Command as GtpCommand, Engine, Reply, Vertex,
+    parse_line, Analyze, AnalyzeArgs, AnalyzeRequest, Command as GtpCommand, Engine, Level, Reply,
+    Vertex,
 };
 use tengen_rules::{BoardSize, Move, Player};
 
@@ -150,7 +151,7 @@ pub struct Appliance {
     settings: Settings,
     /// The game on the board, as its records set it up.
     game: GameSettings,
-    level: Option<u8>,
+    level: Option<Level>,
     pondering: Option<Pondering>,
     last_alert: Option<Alert>,
     /// The camera reader's last status, if a camera is in use.
@@ -220,7 +221,7 @@ impl Appliance {
     }
 
     /// The engine's level, once a `tengen-level` or `level` command set one.
-    pub fn level(&self) -> Option<u8> {
+    pub fn level(&self) -> Option<Level> {
         self.level
     }
 

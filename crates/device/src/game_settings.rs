@@ -137,7 +137,9 @@ mod tests {
             g.engine = EngineSide::Black;
         });
         let records = g
-            .setup_records(&[Record::Gtp(Command::TengenLevel(3))])
+            .setup_records(&[Record::Gtp(Command::TengenLevel(
+                tengen_protocol::gtp::Level::Classic(3),
+            ))])
             .unwrap();
         assert_eq!(
             records.iter().map(Record::to_string).collect::<Vec<_>>(),

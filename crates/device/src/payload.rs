@@ -2,6 +2,7 @@
 //! act on, and what goes out (state, moves, analysis, alerts) as JSON.
 
 use serde::{Deserialize, Serialize};
+use tengen_protocol::gtp::Level;
 use tengen_rules::{BoardSize, Game, Move, Player};
 use tengen_search::Analysis;
 
@@ -139,7 +140,7 @@ enum CommandJson {
     Pass,
     Resign,
     Level {
-        level: u8,
+        level: LevelJson,
     },
     Analysis {
         on: bool,
@@ -151,6 +152,14 @@ enum CommandJson {
         #[serde(default)]
         id: Option<String>,
     },
+}
+
+/// A level as it arrives: a classical number (1..10) or a rank's text ("12k", "max").
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum LevelJson {
+    Number(i64),
+    Text(String),
 }
 
 /// A command on `tengen/<id>/command`, checked whole: a [`Command::NewGame`] applies.
@@ -165,10 +174,11 @@ pub enum Command {
     Pass,
     /// The player to move resigns.
     Resign,
-    /// The engine's strength (1..10).
+    /// The engine's strength: `{"cmd":"level","level":4}` (the classical engine's 1 to
+    /// 10) or `{"cmd":"level","level":"12k"}` (the search's rank, 25k to 5d, or max).
     Level {
-        /// 1 (beginner) to 10 (full strength).
-        level: u8,
+        /// The level.
+        level: Level,
     },
     /// Analysis on or off.
     Analysis {
@@ -219,12 +229,18 @@ pub fn decode_command(payload: &[u8]) -> Result<Command, PayloadError> {
             g.check().map_err(PayloadError::Invalid)?;
             Command::NewGame(g)
         }
-        CommandJson::Level { level } if !(1..=10).contains(&level) => {
-            return Err(PayloadError::Invalid(format!(
-                "level: {level} (use 1 to 10)"
-            )));
+        CommandJson::Level { level } => {
+            let text = match level {
+                LevelJson::Number(n) => n.to_string(),
+                LevelJson::Text(t) => t,
+            };
+            let level = text.parse().map_err(|_| {
+                PayloadError::Invalid(format!(
+                    "level: {text} (use 1 to 10, or a rank from 25k to 5d, or max)"
+                ))
+            })?;
+            Command::Level { level }
         }
-        CommandJson::Level { level } => Command::Level { level },
         CommandJson::Undo => Command::Undo,
         CommandJson::Pass => Command::Pass,
         CommandJson::Resign => Command::Resign,
@@ -593,6 +609,16 @@ mod tests {
         assert!(err(br#"{"cmd":"new_game","size":13,"komi":0.3}"#).contains("komi"));
         assert!(err(br#"{"cmd":"new_game","rules":"chinse"}"#).contains("rules"));
         assert!(err(br#"{"cmd":"level","level":11}"#).contains("level"));
+        assert!(err(br#"{"cmd":"level","level":"30k"}"#).contains("level"));
+        assert!(err(br#"{"cmd":"level","level":-3}"#).contains("level"));
+        assert!(err(br#"{"cmd":"level","level":[1]}"#).contains("bad JSON"));
+        let level = |p: &[u8]| match decode_command(p).unwrap() {
+            Command::Level { level } => level.to_string(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(level(br#"{"cmd":"level","level":4}"#), "4");
+        assert_eq!(level(br#"{"cmd":"level","level":"12k"}"#), "12k");
+        assert_eq!(level(br#"{"cmd":"level","level":"Max"}"#), "max");
         assert!(err(br#"{"cmd":"fly"}"#).contains("bad JSON"));
         assert!(err(b"not json").contains("bad JSON"));
     }

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use tengen_device::appliance::{Appliance, GameSettings, Out, Settings};
 use tengen_device::payload::{EngineSide, State};
-use tengen_protocol::gtp::{Command, Decider, Engine, EngineConfig, Reply};
+use tengen_protocol::gtp::{Command, Decider, Engine, EngineConfig, Level, Reply};
 use tengen_search::{Evaluator, SearchParams, UniformEvaluator};
 
 fn engine() -> Engine {
@@ -259,7 +259,7 @@ fn open_classic(dir: &Path) -> Appliance {
 }
 
 /// What a restart must bring back: the game as published, and the engine's level.
-fn kept(app: &Appliance) -> (State, Option<u8>) {
+fn kept(app: &Appliance) -> (State, Option<Level>) {
     let state = State::of(app.engine().game(), EngineSide::None, false);
     (state, app.level())
 }
@@ -312,6 +312,37 @@ fn every_command_that_changes_the_game_is_journalled_and_survives_a_restart() {
 }
 
 #[test]
+fn a_rank_set_over_mqtt_is_journalled_and_kept_across_a_restart_and_new_games() {
+    let dir = tempfile::tempdir().unwrap();
+    let rank = |s: &str| Some(Level::Strength(s.parse().unwrap()));
+    let strength = |app: &Appliance| app.engine().config().strength.to_string();
+    {
+        let mut app = open(dir.path(), EngineSide::None);
+        app.on_command(br#"{"cmd":"level","level":"12k"}"#);
+        assert!(last(&app.take_outbox(), "alert").is_none());
+        assert_eq!(app.level(), rank("12k"));
+        assert_eq!(strength(&app), "12k");
+        ok(app.gtp("play B E5"));
+        // A classical level is refused by a searching engine and changes nothing.
+        app.on_command(br#"{"cmd":"level","level":4}"#);
+        assert!(last(&app.take_outbox(), "alert").is_some());
+        assert_eq!(app.level(), rank("12k"));
+    }
+    let mut app = open(dir.path(), EngineSide::None);
+    assert_eq!(app.level(), rank("12k"));
+    assert_eq!(strength(&app), "12k");
+    assert_eq!(state(&app.take_outbox()).moves, ["B E5"]);
+    // Mid-game to another rank, then a new game keeps it.
+    app.on_command(br#"{"cmd":"level","level":"3d"}"#);
+    app.on_command(br#"{"cmd":"new_game","size":9,"engine":"white"}"#);
+    assert_eq!(app.level(), rank("3d"));
+    assert_eq!(strength(&app), "3d");
+    drop(app);
+    let app = open(dir.path(), EngineSide::None);
+    assert_eq!(strength(&app), "3d");
+}
+
+#[test]
 fn journals_written_as_text_before_typed_records_still_replay() {
     // A journal as earlier versions wrote it, line for line.
     let dir = tempfile::tempdir().unwrap();
@@ -339,7 +370,7 @@ fn journals_written_as_text_before_typed_records_still_replay() {
     assert_eq!(s.moves, ["B E5", "W pass"], "the bad last line is left out");
     assert_eq!(s.komi, 6.5);
     assert_eq!(s.rules["scoring"], "TERRITORY");
-    assert_eq!(level, Some(3));
+    assert_eq!(level, Some(Level::Classic(3)));
 }
 
 #[test]

@@ -811,7 +811,6 @@ impl Command {
             C::Stop,
             C::KgsGenmoveCleanup(Player::Black),
             C::TengenLevel(Level::Classic(4)),
-            C::TengenLevel(Level::Strength("12k".parse().unwrap())),
             C::GoguiAnalyzeCommands,
             C::TengenOwnership,
             C::TengenPolicy,
