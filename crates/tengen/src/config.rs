@@ -127,6 +127,9 @@ section! {
         visits: u64 = 400,
         /// Classical engine level, 1 to 10.
         level: u8 = 10,
+        /// The search's strength: a rank from `25k` to `1k` or `1d` to `5d`, or `max`
+        /// (the default).
+        strength: Option<String>,
         /// Seconds per move (overrides `visits`).
         move_time: Option<f64>,
         /// `search` (MCTS) or `classic` (the classical engine's own move choice); by
@@ -455,6 +458,10 @@ impl Config {
         in_range("engine.batch", e.batch, 1, 1024)?;
         in_range("engine.visits", e.visits, 1, 10_000_000)?;
         in_range("engine.level", e.level, 1, 10)?;
+        if let Some(s) = &e.strength {
+            s.parse::<tengen_search::Strength>()
+                .with_context(|| format!("engine.strength: {s:?}"))?;
+        }
         in_range("engine.max_visits", e.max_visits, 2, 10_000_000)?;
         let max = e.max_time;
         if !(max.is_finite() && max > 0.0 && max <= 3600.0) {
@@ -714,6 +721,7 @@ mod tests {
         assert!(err("[engine]\nthreads = 0\n").starts_with("engine.threads:"));
         assert!(err("[engine]\nbackend = \"gpu\"\n").starts_with("engine.backend:"));
         assert!(err("[engine]\nlevel = 11\n").starts_with("engine.level:"));
+        assert!(err("[engine]\nstrength = \"26k\"\n").starts_with("engine.strength:"));
         assert!(err("[serial]\nbaud = 1234\n").starts_with("serial.baud:"));
         assert!(err("[mqtt]\ndevice_id = \"a/b\"\n").starts_with("mqtt.device_id:"));
         assert!(err("[board]\nstability = 0\n").starts_with("board.stability:"));

@@ -14,6 +14,7 @@ use tengen_protocol::gtp::{
     Reply, SgfAccess, MAX_LINE_BYTES,
 };
 use tengen_rules::Rules;
+use tengen_search::Strength;
 
 use crate::backend::{BackendKind, OrtArgs};
 use crate::classic_eval::ClassicArgs;
@@ -53,6 +54,10 @@ pub struct GtpArgs {
     /// Visits per move when no clock is set. Default: the config's maxVisits, else 800.
     #[arg(long)]
     visits: Option<u64>,
+    /// Playing strength of the search: a rank from `25k` to `1k` or `1d` to `5d` (its
+    /// visits and deliberate mistakes; see docs/strength.md), or `max` (the default).
+    #[arg(long, value_name = "RANK")]
+    strength: Option<Strength>,
     /// Seconds per move when no clock is set, instead of a visit count (the search
     /// still stops early once the best move is decided).
     #[arg(long)]
@@ -173,6 +178,9 @@ pub fn run(a: GtpArgs) -> Result<()> {
         spec.seed = seed;
     }
     spec.classic = a.classic;
+    if let Some(strength) = a.strength {
+        spec.strength = strength;
+    }
     spec.limits.visits = Some(a.visits.or(settings.max_visits).unwrap_or(800));
     spec.limits.move_time = a.move_time;
     spec.limits.time_cap = settings.max_time.or(spec.limits.time_cap);

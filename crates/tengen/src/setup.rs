@@ -15,7 +15,7 @@ use tengen_nn::onnx::load::LoadedModel;
 use tengen_protocol::gtp::engine::EvaluatorSource;
 use tengen_protocol::gtp::{Decider, Engine, EngineConfig};
 use tengen_rules::Rules;
-use tengen_search::SearchParams;
+use tengen_search::{SearchParams, Strength};
 
 use crate::backend::{BackendKind, OrtArgs};
 use crate::classic_eval::ClassicArgs;
@@ -118,6 +118,8 @@ pub struct EngineSpec {
     pub rules: Rules,
     /// Resign below this winrate; `None` never resigns.
     pub resign_below: Option<f64>,
+    /// How strongly the search plays.
+    pub strength: Strength,
 }
 
 impl EngineSpec {
@@ -144,6 +146,7 @@ impl EngineSpec {
             },
             rules: engine.rules,
             resign_below: engine.resign_below,
+            strength: engine.strength,
         }
     }
 
@@ -181,6 +184,9 @@ impl EngineSpec {
                 .context("engine.mode")?;
         }
         spec.classic.level = e.level;
+        if let Some(s) = &e.strength {
+            spec.strength = s.parse().context("engine.strength")?;
+        }
         spec.batching.max_batch = (e.batch as usize).max(1);
         spec.limits = MoveLimits {
             visits: Some(e.visits),
@@ -239,6 +245,7 @@ impl EngineSpec {
             time_cap: self.limits.time_cap,
             rules: self.rules,
             resign_below: self.resign_below,
+            strength: self.strength,
             moves: match self.moves {
                 MoveSource::Classic => Decider::Classic(classic.clone()),
                 MoveSource::Search => Decider::Search,
@@ -347,6 +354,13 @@ mod tests {
         assert!(matches!(c.moves, Decider::Search));
         assert!(matches!(c.status, Decider::Classic(_)));
         assert_eq!(s.describe(), "search over the classical engine (level 4)");
+        assert_eq!(c.strength, Strength::Max);
+    }
+
+    #[test]
+    fn the_strength_key_reaches_the_engine() {
+        let s = spec("[engine]\nmodel = \"none\"\nmode = \"search\"\nstrength = \"12k\"\n");
+        assert_eq!(s.engine_config().strength.to_string(), "12k");
     }
 
     #[test]
