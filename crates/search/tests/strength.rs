@@ -96,8 +96,8 @@ fn point_loss_rises_as_the_rank_falls() {
         return;
     };
     let ranks = ["25k", "15k", "5k", "1d", "max"].map(rank);
-    let mut games = positions(&ev, 9, rank("10k"), 1, 48);
-    games.extend(positions(&ev, 9, rank("3k"), 2, 48));
+    let mut games = positions(&ev, 9, rank("10k"), 1, 40);
+    games.extend(positions(&ev, 9, rank("3k"), 2, 40));
     // The judged lead after each (position, move), shared by the ranks choosing alike.
     let mut after: HashMap<(usize, Move), f64> = HashMap::new();
     let mut rng = fastrand::Rng::with_seed(26);
