@@ -108,7 +108,7 @@ export RUST_LOG="${RUST_LOG:-warn}"
 
 cpu="$(grep -m1 '^model name' /proc/cpuinfo | sed 's/^[^:]*: *//')"
 commit="$(git -C "$repo" rev-parse --short HEAD)$(git -C "$repo" diff --quiet HEAD -- crates || echo '+changes')"
-kver="$("$katago" version 2>/dev/null | head -n 1)"
+kver="$("$katago" version 2>/dev/null | head -n 1 || true)"
 echo "date $(date -u '+%Y-%m-%d %H:%M UTC'); CPU $cpu, $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "tengen $tengen at commit $commit; $kver ($katago)"
 echo "logs in $out"
@@ -166,7 +166,8 @@ summary() {
                 split(order[j], f, SUBSEP)
                 net = f[1]; sub(/.*\//, "", net); sub(/\.bin\.gz$/, "", net)
                 kk = (order[j] SUBSEP "katago") in n ? vps[order[j], "katago"] / n[order[j], "katago"] : 0
-                printf "%-26s %5s %7s %10.1f", net, f[2] "x" f[2], f[3], kk
+                printf "%-26s %5s %7s", net, f[2] "x" f[2], f[3]
+                if (kk > 0) printf " %10.1f", kk; else printf " %10s", "-"
                 for (i = 1; i <= nb; i++) {
                     e = "tengen-" be[i]
                     if ((order[j] SUBSEP e) in n) {
