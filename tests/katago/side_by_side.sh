@@ -21,7 +21,7 @@
 #   --boards 9,19  --threads 1,2  --visits 800  --positions 6  --rounds 2  --backends tract,ort
 #   --transformer FILE   also measure this net (default: b10c384h6nbttflrs.bin.gz under
 #                        $TENGEN_SHARED/models if present; `none` to skip), at
-#   --transformer-visits 32 on 2 positions, one round
+#   --transformer-visits 16 on 2 positions, one round, on --transformer-boards 19
 #   --out DIR            where SGFs and logs go (default: a new directory under the cache)
 # Match options: --games 10 --board 9 --match-visits 200 --backend ort --opening-moves 4
 #   --opening-seed 1 (games 2k and 2k+1 share an opening with colours swapped)
@@ -44,7 +44,8 @@ positions=6
 rounds=2
 backends=tract,ort
 transformer=""
-transformer_visits=32
+transformer_visits=16
+transformer_boards=19
 out=""
 games=10
 board=9
@@ -69,6 +70,7 @@ while [[ $# -gt 0 ]]; do
         --backends) backends="$2"; shift ;;
         --transformer) transformer="$2"; shift ;;
         --transformer-visits) transformer_visits="$2"; shift ;;
+        --transformer-boards) transformer_boards="$2"; shift ;;
         --out) out="$2"; shift ;;
         --games) games="$2"; shift ;;
         --board) board="$2"; shift ;;
@@ -191,7 +193,7 @@ if [[ $mode == bench ]]; then
         done
     done
     if [[ -n "$transformer" ]]; then
-        for size in ${boards//,/ }; do
+        for size in ${transformer_boards//,/ }; do
             for t in ${threads//,/ }; do
                 echo "transformer: ${size}x$size, $t thread(s)" >&2
                 measure "$transformer" "$size" "$t" "$transformer_visits" 2 1
@@ -201,6 +203,7 @@ if [[ $mode == bench ]]; then
     echo "visits/s, mean of $rounds round(s) interleaved ($visits visits on $positions positions; transformer one round of $transformer_visits on 2); ratio: Tengen / KataGo"
     summary | tee "$out/summary.txt"
     echo "per-run figures: $out/results.tsv (network, board, threads, engine, visits/s, evals/s)"
+    echo "load at the end $(cut -d' ' -f1-3 /proc/loadavg)"
 else
     kcmd="$katago gtp -config $here/match.cfg -model $model -override-config maxVisits=$match_visits"
     tcmd="$tengen gtp --config $here/match.cfg --model $model --backend $backend --visits $match_visits"
