@@ -264,7 +264,8 @@ pub fn candidates(analysis: &Analysis, game: &Game, settings: &RankSettings) -> 
 /// The move a player at `settings` plays after `analysis` of `game`: drawn among the
 /// [`candidates`] by weight; when none is left (the search saw only a forbidden pass or
 /// eye-filling moves), a move taking dead opponent stones off, else the playable evaluated
-/// move of least loss, else the search's own choice (the position is finished). `None` only when the search evaluated no move.
+/// move of least loss, else the search's own choice (the position is finished). `None`
+/// only when the search evaluated no move.
 pub fn choose(
     analysis: &Analysis,
     game: &Game,
