@@ -6,7 +6,8 @@ soon after the MQTT message, grow its graph, show top moves and a hovered move's
 variation, mark a knocked stone's point until it is fixed, refuse controls without the
 token and carry them out with it (journalled: a restart shows the same game), show
 offline when the broker and the daemon go and recover by itself, and lay out at phone,
-laptop and 1080p sizes (screenshots written to OUT_DIR). Prints
+laptop and 1080p sizes (screenshots written to OUT_DIR), and show the engine's level as
+set by the new-game form and a level command. Prints
 "panel: N passed, N failed".
 """
 
@@ -240,6 +241,25 @@ def main():
             page.wait_for_selector('#turn[data-moves="1"]')
             check("kiosk mode", page.evaluate("document.body.classList.contains('kiosk')") and page.is_hidden("#controls"))
             page.screenshot(path=os.path.join(out, "panel-kiosk-1080p.png"))
+
+            # The engine's level beside its side: from the new-game form, then changed by
+            # a level command.
+            page.goto(url)
+            page.wait_for_selector('#turn[data-moves="1"]')
+            page.click("#controls summary")
+            page.fill("#token", TOKEN)
+            page.select_option('#new-game select[name="engine"]', "white")
+            page.fill('#new-game input[name="level"]', "3")
+            page.click('#new-game button[type="submit"]')
+            shows = "text => document.querySelector('#game-info').textContent.includes(text)"
+            page.wait_for_function(shows, arg="engine plays white at level 3", timeout=10_000)
+            check("level from the form", True)
+            status = page.evaluate(
+                "t => fetch('/api/command', {method: 'POST', headers: {Authorization: `Bearer ${t}`},"
+                " body: '{\"cmd\":\"level\",\"level\":5}'}).then(r => r.status)", TOKEN)
+            check("level command", status == 200, str(status))
+            page.wait_for_function(shows, arg="engine plays white at level 5", timeout=10_000)
+            check("level shown", True)
             browser.close()
     except Exception as e:  # a step that could not even run counts as a failure
         failed += 1

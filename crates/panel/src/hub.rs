@@ -256,6 +256,7 @@ mod tests {
             to_move: if moves.len() % 2 == 0 { "B" } else { "W" }.into(),
             rows: vec![".........".into(); 9],
             engine: Default::default(),
+            level: "10".into(),
             thinking: false,
             result: None,
         };

@@ -421,6 +421,7 @@ fn settings(cfg: &Config) -> Result<Settings> {
         analysis_interval: Duration::from_millis(a.interval_ms),
         analysis_top: a.top,
         analysis_max_visits: a.max_visits,
+        level: cfg.engine.level.to_string(),
     })
 }
 

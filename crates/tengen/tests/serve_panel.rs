@@ -37,7 +37,8 @@ fn the_panel_follows_the_game_and_controls_are_journalled() {
     let cfg = panel_config(
         web,
         Some(TOKEN),
-        "[analysis]\nenabled = true\ninterval_ms = 100\nmax_visits = 200\nownership = true\n",
+        "[analysis]\nenabled = true\ninterval_ms = 100\nmax_visits = 200\nownership = true\n\
+         [engine]\nlevel = 6\n",
     );
     let mut daemon = Daemon::start(dir.path(), broker.port, &cfg);
     wait_for(web);
@@ -68,6 +69,8 @@ fn the_panel_follows_the_game_and_controls_are_journalled() {
     assert_eq!(viewer.status, 200);
     let (_, first) = viewer.wait(0, "view", |v| v["state"].is_object());
     assert_eq!(first.data["state"]["size"], serde_json::json!([9, 9]));
+    // The configured level until a level command sets one.
+    assert_eq!(first.data["state"]["level"], "6");
     let board = Rows::empty().with("E5", b'X');
     let from = viewer.count();
     let mqtt_from = obs.count();
@@ -160,6 +163,17 @@ fn the_panel_follows_the_game_and_controls_are_journalled() {
         200
     );
     assert_eq!(state_moves(web), ["B E5"]);
+    // The level, as text, in the state every viewer gets.
+    let from = viewer.count();
+    let r = post(
+        web,
+        "/api/command",
+        Some(TOKEN),
+        r#"{"cmd":"level","level":3}"#,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    viewer.wait(from, "state", |s| s["level"] == "3");
+    assert_eq!(get(web, "/api/state").json()["state"]["level"], "3");
     let sgf = get(web, "/api/sgf");
     assert_eq!(sgf.status, 200);
     assert!(sgf.body.contains("B[ee]"), "{}", sgf.body);
@@ -203,6 +217,8 @@ fn the_panel_follows_the_game_and_controls_are_journalled() {
     let state = get(web, "/api/state").json();
     assert_eq!(state["state"]["komi"], 6.5);
     assert!(moves(&state["state"]).is_empty());
+    // The level set before is journalled and carried into the new game.
+    assert_eq!(state["state"]["level"], "3");
 }
 
 #[test]

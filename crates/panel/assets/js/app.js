@@ -46,8 +46,10 @@ function render() {
   $("turn").dataset.moves = String(s.moves.length);
   const rules = typeof s.rules === "object" ? (s.rules.scoring || "").toLowerCase() + " scoring" : String(s.rules);
   const handicap = s.setup.length ? `, handicap ${s.setup.length}` : "";
-  const engine = s.engine === "none" ? "engine analyses only" : `engine plays ${s.engine}`;
+  const engine = s.engine === "none" ? "engine analyses only" : `engine plays ${s.engine} at level ${s.level}`;
   $("game-info").textContent = `${s.size[0]}×${s.size[1]}, komi ${s.komi}, ${rules}${handicap}; ${engine}`;
+  // The new-game form offers the level in force; left empty, it stays.
+  $("new-game").elements.level.placeholder = s.level;
   const c = captures(s);
   $("captures").textContent = `Captures: Black ${c.B}, White ${c.W}`;
   $("result").textContent = s.result ? `Result ${s.result}` : "";
