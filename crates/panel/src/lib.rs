@@ -2,12 +2,15 @@
 //! runtime. It shows what the appliance publishes on MQTT (the [`Hub`] is fed the same
 //! messages) and sends controls down the same command path, journalled the same way.
 //!
-//! `hub` keeps the latest view; `server` accepts connections with their limits; `api`
-//! answers requests; `archive` lists and reads finished games; `assets` holds the page.
+//! `hub` keeps the latest view; `graph` follows the win-rate graph and `graph_file` keeps
+//! it on disk; `server` accepts connections with their limits; `api` answers requests;
+//! `archive` lists and reads finished games; `assets` holds the page.
 
 mod api;
 mod archive;
 mod assets;
+pub mod graph;
+pub mod graph_file;
 pub mod hub;
 mod server;
 

@@ -96,7 +96,7 @@ pub fn run(a: ServeArgs) -> Result<()> {
         None => None,
     };
     let panel = if cfg.web.enabled {
-        let hub = Arc::new(Hub::new());
+        let hub = Arc::new(Hub::with_graph_in(dir.clone()).context("web panel")?);
         let web = WebConfig {
             bind: cfg.web.bind.parse().context("web.bind")?,
             port: cfg.web.port,
@@ -179,6 +179,9 @@ pub fn run(a: ServeArgs) -> Result<()> {
         }
     }
     flush(&mut app, &outlets);
+    if let Some(hub) = &outlets.panel {
+        hub.finish();
+    }
 
     stop.store(true, Ordering::SeqCst);
     // Whatever is still queued goes unanswered: dropping it wakes a serial thread

@@ -292,3 +292,117 @@ fn a_taken_port_stops_the_daemon_before_ready() {
     assert!(!status.success());
     assert!(daemon.log().contains("web panel"), "{}", daemon.log());
 }
+
+/// The graph of `/api/state` once a state is on show (restored points wait for one).
+fn graph_on_show(port: u16) -> Vec<serde_json::Value> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let v = get(port, "/api/state").json();
+        if v["state"].is_object() {
+            return v["graph"].as_array().unwrap().clone();
+        }
+        assert!(Instant::now() < deadline, "no state on show: {v}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The graph's point for move `number`, if any.
+fn point(graph: &[serde_json::Value], number: u64) -> Option<&serde_json::Value> {
+    graph.iter().find(|p| p["number"] == number)
+}
+
+/// Whether two points carry the same figures (the file's decimals may differ from the
+/// first in the last digit).
+fn same_point(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+    let near = |k: &str| (a[k].as_f64().unwrap() - b[k].as_f64().unwrap()).abs() < 1e-12;
+    a["number"] == b["number"] && a["visits"] == b["visits"] && near("winrate") && near("lead")
+}
+
+#[test]
+fn the_graph_outlives_a_restart_and_never_shows_another_games_points() {
+    let Some((dir, broker)) = setup("the_graph_outlives_a_restart") else {
+        return;
+    };
+    let web = free_port();
+    let obs = Observer::connect(broker.port, "obs");
+    let cfg = panel_config(
+        web,
+        None,
+        "[analysis]\nenabled = true\ninterval_ms = 100\nmax_visits = 200\n",
+    );
+    let mut daemon = Daemon::start(dir.path(), broker.port, &cfg);
+    wait_for(web);
+    // Two moves, each position analysed before the next.
+    let mut board = Rows::empty();
+    for (n, (p, c)) in [("E5", b'X'), ("C3", b'O')].into_iter().enumerate() {
+        board = board.with(p, c);
+        let from = obs.count();
+        show(&obs, &board, 2);
+        obs.wait(from, "analysis", |a| a["number"] == n + 1);
+    }
+    let before = graph_on_show(web);
+    let first = point(&before, 1).expect("a point for move 1").clone();
+    assert!(first["visits"].as_u64().unwrap() > 0, "{first}");
+
+    // Killed: the points of the positions left come back at once (only move 2's
+    // position is analysed again), in the view and in a viewer's first event.
+    daemon.child.kill().unwrap();
+    daemon.child.wait().unwrap();
+    let mut daemon = Daemon::start(dir.path(), broker.port, &cfg);
+    wait_for(web);
+    let after = graph_on_show(web);
+    let p = point(&after, 1).expect("move 1's point after a restart");
+    assert!(same_point(p, &first), "{p} vs {first}");
+    let viewer = Viewer::connect(web);
+    let (_, view) = viewer.wait(0, "view", |v| v["state"].is_object());
+    let p = point(view.data["graph"].as_array().unwrap(), 1).expect("in the SSE view");
+    assert!(same_point(p, &first), "{p} vs {first}");
+    drop(viewer);
+
+    // Stopped cleanly with analysis off: the current position's point is kept too.
+    let from = obs.count();
+    obs.publish("command", r#"{"cmd":"analysis","on":false}"#);
+    obs.wait(from, "state", |_| true);
+    let before = graph_on_show(web);
+    let last = point(&before, 2).expect("a point for move 2").clone();
+    let pid = nix::unistd::Pid::from_raw(daemon.child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    assert!(daemon.child.wait().unwrap().success());
+    let mut daemon = Daemon::start(dir.path(), broker.port, &cfg);
+    wait_for(web);
+    let after = graph_on_show(web);
+    assert_eq!(after.len(), before.len(), "{after:?} vs {before:?}");
+    let p = point(&after, 2).expect("move 2's point after a clean stop");
+    assert!(same_point(p, &last), "{p} vs {last}");
+
+    // Another game's points are never shown: with the journal gone the configured game
+    // starts, another komi, and none of the saved points is its.
+    daemon.child.kill().unwrap();
+    daemon.child.wait().unwrap();
+    std::fs::remove_file(dir.path().join("state/journal.jsonl")).unwrap();
+    let other = cfg
+        .replace("komi = 7\n", "komi = 5.5\n")
+        .replace("enabled = true\ninterval", "enabled = false\ninterval");
+    let mut daemon = Daemon::start(dir.path(), broker.port, &other);
+    wait_for(web);
+    assert!(graph_on_show(web).is_empty());
+    let passed_over = format!("0 of the {} saved graph points", after.len());
+    assert!(daemon.log().contains(&passed_over), "{}", daemon.log());
+
+    // A damaged file is passed over with a warning; the daemon serves on.
+    daemon.child.kill().unwrap();
+    daemon.child.wait().unwrap();
+    std::fs::write(
+        dir.path().join("state/graph.json"),
+        b"{\"version\":1,\"game\":",
+    )
+    .unwrap();
+    let daemon = Daemon::start(dir.path(), broker.port, &other);
+    wait_for(web);
+    assert!(graph_on_show(web).is_empty());
+    assert!(
+        daemon.log().contains("the saved graph is passed over"),
+        "{}",
+        daemon.log()
+    );
+}

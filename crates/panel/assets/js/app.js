@@ -97,7 +97,8 @@ function render() {
 function apply(kind, data) {
   if (kind === "state") {
     const old = view.state;
-    const same = old && old.size.join() === data.size.join() && old.setup.join() === data.setup.join() && old.komi === data.komi;
+    const same = old && old.size.join() === data.size.join() && old.setup.join() === data.setup.join()
+      && old.komi === data.komi && JSON.stringify(old.rules) === JSON.stringify(data.rules);
     let kept = 0;
     if (same) while (kept < old.moves.length && kept < data.moves.length && old.moves[kept] === data.moves[kept]) kept++;
     view.graph = same ? view.graph.filter((p) => p.number <= kept) : [];
@@ -107,7 +108,7 @@ function apply(kind, data) {
   } else if (kind === "analysis") {
     view.analysis = data;
     const black = data.to_move === "B";
-    const p = { number: data.number, winrate: black ? data.winrate : 1 - data.winrate, lead: black ? data.scoreLead : -data.scoreLead };
+    const p = { number: data.number, winrate: black ? data.winrate : 1 - data.winrate, lead: black ? data.scoreLead : -data.scoreLead, visits: data.visits };
     view.graph = view.graph.filter((q) => q.number !== p.number);
     view.graph.push(p);
     view.graph.sort((x, y) => x.number - y.number);
