@@ -229,7 +229,9 @@ def main():
             # Layout at three sizes: the board whole in view, nothing wider than the screen.
             for name, w, h in [("phone", 390, 844), ("laptop", 1366, 768), ("1080p", 1920, 1080)]:
                 page.set_viewport_size({"width": w, "height": h})
-                page.wait_for_timeout(200)
+                # Laid out at the new size: two frames after the window has it.
+                page.wait_for_function(f"window.innerWidth === {w} && window.innerHeight === {h}")
+                page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
                 shot = os.path.join(out, f"panel-{name}.png")
                 page.screenshot(path=shot)
                 box = page.eval_on_selector("#board", "b => { const r = b.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; }")
