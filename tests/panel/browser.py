@@ -7,7 +7,8 @@ variation, mark a knocked stone's point until it is fixed, refuse controls witho
 token and carry them out with it (journalled: a restart shows the same game), show
 offline when the broker and the daemon go and recover by itself, and lay out at phone,
 laptop and 1080p sizes (screenshots written to OUT_DIR), and show the engine's level as
-set by the new-game form and a level command. Prints
+set by the new-game form and a level command; the kiosk shows a pairing PIN that gives
+another browser the controls. Prints
 "panel: N passed, N failed".
 """
 
@@ -59,7 +60,7 @@ class Rig:
                 f'keep_alive = 5\n[state]\ndir = "{work}/state"\n[engine]\nmodel = "none"\n'
                 '[game]\nsize = 9\nkomi = 7\nengine = "none"\n[board]\nstability = 1\n'
                 "[analysis]\nenabled = true\ninterval_ms = 100\nmax_visits = 300\nownership = true\n"
-                f'[web]\nenabled = true\nport = {self.web}\ntoken = "{TOKEN}"\n'
+                f'[web]\nenabled = true\nport = {self.web}\ntoken = "{TOKEN}"\npin = true\n'
             )
 
     def start_broker(self):
@@ -242,14 +243,23 @@ def main():
             page.goto(url + "?kiosk=1")
             page.wait_for_selector('#turn[data-moves="1"]')
             check("kiosk mode", page.evaluate("document.body.classList.contains('kiosk')") and page.is_hidden("#controls"))
+            # The pairing PIN, on the kiosk's own screen.
+            page.wait_for_selector("#pin", state="visible", timeout=10_000)
+            pin = page.inner_text("#pin").split()[-1]
+            check("kiosk PIN", len(pin) == 6 and pin.isdigit(), page.inner_text("#pin"))
             page.screenshot(path=os.path.join(out, "panel-kiosk-1080p.png"))
 
-            # The engine's level beside its side: from the new-game form, then changed by
-            # a level command.
+            # Paired with the kiosk's PIN instead of the token, then the engine's level
+            # beside its side: from the new-game form, then changed by a level command.
             page.goto(url)
             page.wait_for_selector('#turn[data-moves="1"]')
             page.click("#controls summary")
-            page.fill("#token", TOKEN)
+            page.fill("#token", "")
+            page.fill("#pair-pin", pin)
+            page.click("#pair")
+            page.wait_for_function("document.querySelector('#control-msg').textContent !== ''", timeout=10_000)
+            check("paired", page.inner_text("#control-msg") == "paired", page.inner_text("#control-msg"))
+            check("session token", len(page.input_value("#token")) == 32, page.input_value("#token"))
             page.select_option('#new-game select[name="engine"]', "white")
             page.fill('#new-game input[name="level"]', "3")
             page.click('#new-game button[type="submit"]')

@@ -101,6 +101,7 @@ pub fn run(a: ServeArgs) -> Result<()> {
             bind: cfg.web.bind.parse().context("web.bind")?,
             port: cfg.web.port,
             token: cfg.web.token.clone(),
+            pin: cfg.web.pin,
             games_dir: dir.join("games"),
         };
         tengen_panel::start(web, hub.clone(), in_tx.clone(), runtime.handle())

@@ -406,3 +406,68 @@ fn the_graph_outlives_a_restart_and_never_shows_another_games_points() {
         daemon.log()
     );
 }
+
+#[test]
+fn a_pin_on_the_kiosk_pairs_a_browser_for_the_controls() {
+    let Some((dir, broker)) = setup("a_pin_on_the_kiosk") else {
+        return;
+    };
+    let web = free_port();
+    let _daemon = Daemon::start(
+        dir.path(),
+        broker.port,
+        &panel_config(web, None, "pin = true\n"),
+    );
+    wait_for(web);
+    let pin_on_show = || {
+        get(web, "/api/pin").json()["pin"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let pair = |body: &str| post(web, "/api/pair", None, body);
+    let not = |pin: &str| if pin == "000000" { "000001" } else { "000000" }.to_string();
+
+    // Unpaired: refused as unauthorised (pairing is on, so not read-only).
+    let r = post(web, "/api/command", None, r#"{"cmd":"pass"}"#);
+    assert_eq!(r.status, 401, "{}", r.body);
+    let pin = pin_on_show();
+    assert!(
+        pin.len() == 6 && pin.bytes().all(|b| b.is_ascii_digit()),
+        "{pin}"
+    );
+    assert_eq!(pair(&format!(r#"{{"pin":"{}"}}"#, not(&pin))).status, 401);
+    assert_eq!(pair("not json").status, 400);
+    assert_eq!(
+        pair(&format!(r#"{{"pin":"{}"}}"#, "1".repeat(300))).status,
+        413
+    );
+
+    // The PIN on show gives a session token, and the controls take it.
+    let r = pair(&format!(r#"{{"pin":"{pin}"}}"#));
+    assert_eq!(r.status, 200, "{}", r.body);
+    let token = r.json()["token"].as_str().unwrap().to_string();
+    let r = post(web, "/api/command", Some(&token), r#"{"cmd":"pass"}"#);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(state_moves(web), ["B pass"]);
+    // Used, the PIN changes (it may come up again only by a one-in-a-million chance).
+    let next = pin_on_show();
+    let mut wrong_so_far = 0;
+    if next != pin {
+        assert_eq!(pair(&format!(r#"{{"pin":"{pin}"}}"#)).status, 401);
+        wrong_so_far += 1;
+    }
+
+    // Guessing is cut short: after five wrong PINs since the last pairing, even the right
+    // one waits.
+    for _ in wrong_so_far..5 {
+        let wrong = not(&pin_on_show());
+        assert_eq!(pair(&format!(r#"{{"pin":"{wrong}"}}"#)).status, 401);
+    }
+    let r = pair(&format!(r#"{{"pin":"{}"}}"#, pin_on_show()));
+    assert_eq!(r.status, 429, "{}", r.body);
+    // The session paired before still works.
+    let r = post(web, "/api/command", Some(&token), r#"{"cmd":"undo"}"#);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(state_moves(web).is_empty());
+}

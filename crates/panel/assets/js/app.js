@@ -8,7 +8,8 @@ const $ = (id) => document.getElementById(id);
 const view = { state: null, analysis: null, alert: null, camera: null, graph: [] };
 const ui = { ownership: false, pv: null };
 
-if (new URLSearchParams(location.search).get("kiosk") === "1") {
+const kiosk = new URLSearchParams(location.search).get("kiosk") === "1";
+if (kiosk) {
   document.body.classList.add("kiosk");
   document.documentElement.requestFullscreen?.().catch(() => {});
 }
@@ -210,6 +211,35 @@ $("new-game").addEventListener("submit", async (e) => {
   const level = f.get("level");
   if (ok && level) await send({ cmd: "level", level: Number(level) });
 });
+$("pair").addEventListener("click", async () => {
+  const r = await fetch("/api/pair", {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ pin: $("pair-pin").value.trim() }),
+  }).catch(() => null);
+  const msg = $("control-msg");
+  if (!r) { msg.textContent = "offline"; return; }
+  const body = await r.json().catch(() => ({}));
+  if (!r.ok) { msg.textContent = `${r.status}: ${body.error || r.statusText}`; return; }
+  $("token").value = body.token;
+  localStorage.setItem("tengen-token", body.token);
+  msg.textContent = "paired";
+});
+
+/** The kiosk shows the pairing PIN (served to the device's own screen only); it changes
+ * once used, so it is read again every few seconds. Pairing off: nothing to show. */
+async function showPin() {
+  const r = await fetch("/api/pin").catch(() => null);
+  const el = $("pin");
+  if (r && r.status === 404) { el.hidden = true; return; }
+  if (r && r.ok) {
+    el.textContent = `Pair with PIN ${(await r.json()).pin}`;
+    el.hidden = false;
+  }
+  setTimeout(showPin, 3000);
+}
+if (kiosk) showPin();
+
 $("ownership").addEventListener("change", (e) => { ui.ownership = e.target.checked; render(); });
 
 connect();
