@@ -85,11 +85,26 @@ class Rig:
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{self.web}/api/state") as r:
                     if json.load(r)["state"] is not None:
-                        return
+                        break
             except OSError:
                 pass
             time.sleep(0.05)
-        raise RuntimeError("the panel did not come up")
+        else:
+            raise RuntimeError("the panel did not come up")
+        # Snapshots published before the daemon subscribed would be lost: wait for its
+        # retained status (sent after its subscriptions), naming this daemon's pid.
+        while time.monotonic() < deadline:
+            status = subprocess.run(
+                ["mosquitto_sub", "-p", str(self.mqtt), "-t", "tengen/test/status", "-C", "1", "-W", "5"],
+                capture_output=True, text=True,
+            ).stdout
+            try:
+                if json.loads(status)["pid"] == self.daemon.pid:
+                    return
+            except (ValueError, KeyError, TypeError):
+                pass
+            time.sleep(0.05)
+        raise RuntimeError("the daemon did not come up on MQTT")
 
     def stop(self, what):
         p = getattr(self, what)

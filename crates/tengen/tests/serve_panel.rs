@@ -311,6 +311,36 @@ fn point(graph: &[serde_json::Value], number: u64) -> Option<&serde_json::Value>
     graph.iter().find(|p| p["number"] == number)
 }
 
+/// Waits until `daemon` is on MQTT (its retained `status` names its pid), so that what is
+/// published next reaches it.
+fn on_mqtt(obs: &Observer, daemon: &Daemon) {
+    let pid = daemon.child.id();
+    obs.wait(0, "status", |s| s["pid"] == pid);
+}
+
+/// Waits until the graph file holds a point for move `number`.
+fn saved_point(dir: &std::path::Path, number: u64) {
+    let path = dir.join("state/graph.json");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let saved: serde_json::Value = std::fs::read(&path)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
+        if saved["points"]
+            .as_array()
+            .is_some_and(|p| point(p, number).is_some())
+        {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no point {number} saved: {saved}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// Whether two points carry the same figures (the file's decimals may differ from the
 /// first in the last digit).
 fn same_point(a: &serde_json::Value, b: &serde_json::Value) -> bool {
@@ -332,6 +362,7 @@ fn the_graph_outlives_a_restart_and_never_shows_another_games_points() {
     );
     let mut daemon = Daemon::start(dir.path(), broker.port, &cfg);
     wait_for(web);
+    on_mqtt(&obs, &daemon);
     // Two moves, each position analysed before the next.
     let mut board = Rows::empty();
     for (n, (p, c)) in [("E5", b'X'), ("C3", b'O')].into_iter().enumerate() {
@@ -344,8 +375,9 @@ fn the_graph_outlives_a_restart_and_never_shows_another_games_points() {
     let first = point(&before, 1).expect("a point for move 1").clone();
     assert!(first["visits"].as_u64().unwrap() > 0, "{first}");
 
-    // Killed: the points of the positions left come back at once (only move 2's
-    // position is analysed again), in the view and in a viewer's first event.
+    // Killed once the position left is saved: its point comes back at once (only move
+    // 2's position is analysed again), in the view and in a viewer's first event.
+    saved_point(dir.path(), 1);
     daemon.child.kill().unwrap();
     daemon.child.wait().unwrap();
     let mut daemon = Daemon::start(dir.path(), broker.port, &cfg);
@@ -360,6 +392,7 @@ fn the_graph_outlives_a_restart_and_never_shows_another_games_points() {
     drop(viewer);
 
     // Stopped cleanly with analysis off: the current position's point is kept too.
+    on_mqtt(&obs, &daemon);
     let from = obs.count();
     obs.publish("command", r#"{"cmd":"analysis","on":false}"#);
     obs.wait(from, "state", |_| true);
