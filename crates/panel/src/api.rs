@@ -324,7 +324,8 @@ async fn pin(
             "pairing is off: no web.pin",
         ));
     };
-    if !peer.ip().is_loopback() && !peer.ip().to_canonical().is_loopback() {
+    // Canonical: an IPv4 peer on an IPv6 socket (`::ffff:127.0.0.1`) is loopback too.
+    if !peer.ip().to_canonical().is_loopback() {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
             "the PIN is shown on the kiosk's own screen only",

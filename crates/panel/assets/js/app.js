@@ -227,11 +227,12 @@ $("pair").addEventListener("click", async () => {
 });
 
 /** The kiosk shows the pairing PIN (served to the device's own screen only); it changes
- * once used, so it is read again every few seconds. Pairing off: nothing to show. */
+ * once used, so it is read again every few seconds. */
 async function showPin() {
   const r = await fetch("/api/pin").catch(() => null);
   const el = $("pin");
-  if (r && r.status === 404) { el.hidden = true; return; }
+  // Pairing off, or not the device's own screen: no PIN to show, now or later.
+  if (r && (r.status === 404 || r.status === 403)) { el.hidden = true; return; }
   if (r && r.ok) {
     el.textContent = `Pair with PIN ${(await r.json()).pin}`;
     el.hidden = false;
