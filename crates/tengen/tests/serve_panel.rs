@@ -42,6 +42,7 @@ fn the_panel_follows_the_game_and_controls_are_journalled() {
     );
     let mut daemon = Daemon::start(dir.path(), broker.port, &cfg);
     wait_for(web);
+    on_mqtt(&obs, &daemon);
 
     // The page and its modules are served; nothing else is.
     let page = get(web, "/");
