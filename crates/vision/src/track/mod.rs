@@ -142,8 +142,8 @@ impl Watcher {
         if matches!(tracked.status, TrackStatus::Found | TrackStatus::Manual) {
             self.motion.reset();
         }
-        let cover = self.motion.update(frame, &board);
         let mut readings = self.reader.read(frame, &board);
+        let cover = self.motion.update(frame, &board, &readings);
         let covered: Vec<bool> = cover.iter().map(|&c| c != Cover::Clear).collect();
         for (r, &c) in readings.iter_mut().zip(&covered) {
             if c {
