@@ -275,7 +275,7 @@ fn diagnose_late_moves() {
             motion.reset();
         }
         let reading = reader.read(&vf.rendered.frame, &board);
-        let mut obs: Vec<Observation> = reading
+        let obs: Vec<Observation> = reading
             .points
             .iter()
             .map(|p| Observation {
@@ -289,13 +289,7 @@ fn diagnose_late_moves() {
             })
             .collect();
         let cover = motion.update(&vf.rendered.frame, &board, &obs).to_vec();
-        let covered: Vec<bool> = cover.iter().map(|&c| c != Cover::Clear).collect();
-        for (o, &c) in obs.iter_mut().zip(&covered) {
-            if c {
-                *o = Observation::UNSEEN;
-            }
-        }
-        settler.push_covered(FRAME * f as u32, &obs, &covered);
+        settler.push_cover(FRAME * f as u32, &obs, &cover);
         let map = to_scene(&board, &vf.rendered.corners);
         let mut to_found = vec![0; n * n];
         for (i, &j) in map.iter().enumerate() {

@@ -282,4 +282,50 @@ mod tests {
         assert_eq!(c[8 * 9], Cover::Hand);
         assert_eq!(c[0], Cover::Clear);
     }
+
+    #[test]
+    fn a_still_stone_that_passes_the_skin_rule_is_a_hand_only_until_it_reads_clearly() {
+        use crate::track::{Observation, Stone};
+        let (mut frame, board) = setup();
+        let white = Observation {
+            stone: Some(Stone::White),
+            confidence: 0.99,
+        };
+        let doubtful = Observation {
+            confidence: 0.7,
+            ..white
+        };
+        let mut sure = vec![white; 81];
+        let mut unsure = vec![doubtful; 81];
+        let (mut m, mut blind, mut doubting) = (Motion::new(), Motion::new(), Motion::new());
+        for _ in 0..2 {
+            m.update(&frame, &board, &sure);
+            blind.update(&frame, &board, &[]);
+            doubting.update(&frame, &board, &unsure);
+        }
+        // A white stone under warm light at (4, 4): skin-like and far from the wood.
+        let stone = [235, 200, 160];
+        assert!(is_skin(stone));
+        paint(&mut frame, 92, 92, 17, stone);
+        let at = 4 * 9 + 4;
+        sure[at] = white;
+        unsure[at] = doubtful;
+        // It arrived (a hand may have brought it): held as a hand while it has not been still.
+        for frame_no in 0..2 {
+            assert_eq!(
+                m.update(&frame, &board, &sure)[at],
+                Cover::Hand,
+                "{frame_no}"
+            );
+            assert_eq!(blind.update(&frame, &board, &[])[at], Cover::Hand);
+            assert_eq!(doubting.update(&frame, &board, &unsure)[at], Cover::Hand);
+        }
+        // Still for two frames and read clearly: a stone. Without a clear reading: a hand.
+        assert_eq!(m.update(&frame, &board, &sure)[at], Cover::Clear);
+        assert_eq!(blind.update(&frame, &board, &[])[at], Cover::Hand);
+        assert_eq!(doubting.update(&frame, &board, &unsure)[at], Cover::Hand);
+        // It moves again: a hand until still again.
+        paint(&mut frame, 92, 92, 17, [225, 140, 130]);
+        assert_eq!(m.update(&frame, &board, &sure)[at], Cover::Hand);
+    }
 }
