@@ -2,7 +2,7 @@
 //! a hand over the board in about 30% of frames, read at 10 frames a second. No stone
 //! change may be reported falsely or on a point under a hand, and every move should be
 //! reported within 10 frames of the hand leaving (asserted as a floor under the goal), on
-//! five videos: three 19x19 seeds, a 13x13 and a 9x9 game. One line per video.
+//! seven videos: four 19x19 seeds, a 13x13 and two 9x9 games. One line per video.
 
 use std::time::Duration;
 
@@ -165,8 +165,11 @@ fn hands_never_cause_a_false_change_and_moves_are_reported_soon_after() {
         ("19x19", GAME, 5),
         ("13x13", GAME13, 6),
         ("9x9", GAME9, 7),
+        // Two seeds not used in the diagnosis or the fixes (run only to check them).
+        ("19x19", GAME, 8),
+        ("9x9", GAME9, 9),
     ];
-    let (mut frames, mut late) = (0, 0);
+    let (mut frames, mut late, mut moves) = (0, 0, 0);
     for (name, sgf, seed) in cases {
         let o = measure(sgf, seed);
         println!(
@@ -190,16 +193,14 @@ fn hands_never_cause_a_false_change_and_moves_are_reported_soon_after() {
         assert_eq!(o.under_hand, 0, "{name} seed {seed}: a change under a hand");
         frames += o.frames;
         late += o.late.len();
+        moves += o.moves;
     }
-    println!("hands videos: {frames} frames, {late} of 120 moves late or missed");
-    // The goal is none late. Measured 55 of 120 (seed 3: 1, seed 4: 8, seed 5: 16, 13x13: 8,
-    // 9x9: 22): most are never reported at all while no false change is, so the cause is
-    // points left unseen (the reader's doubt or a hand or motion verdict), not slow
-    // settling. Asserted as a floor under the goal until that is found and fixed.
-    assert!(
-        late <= 55,
-        "{late} moves late or missed, more than measured"
-    );
+    println!("hands videos: {frames} frames, {late} of {moves} moves late or missed");
+    // The goal is none late. Measured 1 of 168: on 19x19 seed 5 the next player's hand
+    // covers a move's point five frames after the last hand left, 0.4 s of clear frames
+    // against the 0.5 s settle time. (Before white stones stopped passing for hands, 55 of
+    // 120 on the first five videos.) Asserted with a move to spare.
+    assert!(late <= 2, "{late} moves late or missed, more than measured");
 }
 
 /// Diagnosis of late moves (run by hand): the watcher's stages replayed one by one, and for
