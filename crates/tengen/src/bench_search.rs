@@ -143,6 +143,27 @@ fn net_positions(ev: &dyn Evaluator, n: usize, size: BoardSize) -> Result<Vec<Ga
     Ok(out)
 }
 
+/// One configuration's figures.
+#[derive(Debug)]
+struct Row {
+    kind: BackendKind,
+    threads: usize,
+    visits_per_s: f64,
+    evals_per_s: f64,
+    /// The backend's own rate at batch = threads.
+    raw: f64,
+    /// Share of the search's time the backend was running a batch.
+    busy: f64,
+    nodes: usize,
+    tree_mb: f64,
+    rss_mb: f64,
+    evals_per_visit: f64,
+    /// Share of evaluation requests answered from the NN cache.
+    hit_rate: f64,
+    /// The backend's own name for itself.
+    backend: String,
+}
+
 /// Resident memory of this process in MB (Linux), if known.
 fn rss_mb() -> Option<f64> {
     let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
@@ -229,8 +250,8 @@ pub fn run(a: SearchArgs) -> Result<()> {
             }
         };
         let params = spec.search_params();
-        let (mut visits, mut evals, mut time, mut busy) = (0u64, 0u64, 0f64, 0f64);
-        let (mut max_nodes, mut max_rss, mut tree_mb) = (0usize, 0f64, 0f64);
+        let (mut nodes, mut tree_mb, mut rss) = (0usize, 0f64, 0f64);
+        let (mut visits, mut evals, mut hits, mut time, mut busy) = (0u64, 0u64, 0u64, 0f64, 0f64);
         for (i, g) in positions.iter().enumerate() {
             bar.set_message(format!("{kind} {threads} thread(s), position {}", i + 1));
             ev.clear_cache();
@@ -243,26 +264,28 @@ pub fn run(a: SearchArgs) -> Result<()> {
             let after = nn.stats();
             visits += stats.playouts;
             evals += after.evaluated - before.evaluated;
+            hits += after.cache_hits - before.cache_hits;
             busy += (after.backend_time - before.backend_time).as_secs_f64();
-            max_nodes = max_nodes.max(stats.nodes);
+            nodes = nodes.max(stats.nodes);
             tree_mb = f64::max(tree_mb, s.tree_bytes() as f64 / 1e6);
-            max_rss = max_rss.max(rss_mb().unwrap_or(0.0));
+            rss = rss.max(rss_mb().unwrap_or(0.0));
             bar.inc(1);
         }
         bar.set_message(format!("{kind} {threads} thread(s), raw backend rate"));
-        let raw = raw_rate(backend.as_ref(), &positions, threads, 3.0)?;
-        rows.push((
+        rows.push(Row {
             kind,
             threads,
-            visits as f64 / time,
-            evals as f64 / time,
-            raw,
-            busy / time,
-            max_nodes,
+            visits_per_s: visits as f64 / time,
+            evals_per_s: evals as f64 / time,
+            raw: raw_rate(backend.as_ref(), &positions, threads, 3.0)?,
+            busy: busy / time,
+            nodes,
             tree_mb,
-            max_rss,
-            backend.name().to_string(),
-        ));
+            rss_mb: rss,
+            evals_per_visit: evals as f64 / visits.max(1) as f64,
+            hit_rate: hits as f64 / (hits + evals).max(1) as f64,
+            backend: backend.name().to_string(),
+        });
     }
     bar.finish_and_clear();
     println!(
@@ -270,7 +293,7 @@ pub fn run(a: SearchArgs) -> Result<()> {
         source, a.positions, a.visits
     );
     println!(
-        "{:<6} {:>7} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>7}",
+        "{:<6} {:>7} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>7} {:>11} {:>9}",
         "backend",
         "threads",
         "visits/s",
@@ -279,27 +302,33 @@ pub fn run(a: SearchArgs) -> Result<()> {
         "overhead",
         "nodes",
         "tree MB",
-        "RSS MB"
+        "RSS MB",
+        "evals/visit",
+        "cache hit"
     );
-    for (kind, threads, vps, eps, raw, busy, nodes, tree, rss, _) in &rows {
+    for r in &rows {
         println!(
-            "{:<6} {:>7} {:>9.1} {:>9.1} {:>9.1} {:>8.1}% {:>8} {:>8.1} {:>7.0}",
-            kind,
-            threads,
-            vps,
-            eps,
-            raw,
-            100.0 * (1.0 - busy),
-            nodes,
-            tree,
-            rss
+            "{:<6} {:>7} {:>9.1} {:>9.1} {:>9.1} {:>8.1}% {:>8} {:>8.1} {:>7.0} {:>11.3} {:>8.1}%",
+            r.kind,
+            r.threads,
+            r.visits_per_s,
+            r.evals_per_s,
+            r.raw,
+            100.0 * (1.0 - r.busy),
+            r.nodes,
+            r.tree_mb,
+            r.rss_mb,
+            r.evals_per_visit,
+            100.0 * r.hit_rate
         );
     }
     println!(
         "raw/s: the backend alone at batch = threads, measured after the searches; overhead: \
-         share of the search's time the backend was not running a batch"
+         share of the search's time the backend was not running a batch; evals/visit: network \
+         evaluations per visit; cache hit: share of the search's requests the NN cache answered \
+         (cleared before each position)"
     );
-    let mut names: Vec<&str> = rows.iter().map(|r| r.9.as_str()).collect();
+    let mut names: Vec<&str> = rows.iter().map(|r| r.backend.as_str()).collect();
     names.sort_unstable();
     names.dedup();
     println!("backends: {}", names.join(", "));

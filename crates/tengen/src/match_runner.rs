@@ -5,6 +5,7 @@
 //! hangs or answers illegally loses that game and the match goes on.
 
 mod engine;
+mod opening;
 mod referee;
 
 use std::path::PathBuf;
@@ -57,6 +58,13 @@ pub struct MatchArgs {
     /// Directory for one SGF per game.
     #[arg(long)]
     sgf_dir: Option<PathBuf>,
+    /// Random moves (off the first line) each game starts from; games 2k and 2k+1 share
+    /// theirs, so each opening is played once with each engine as Black.
+    #[arg(long, default_value_t = 0)]
+    opening_moves: usize,
+    /// Seed of the random openings.
+    #[arg(long, default_value_t = 1)]
+    opening_seed: u64,
 }
 
 /// How a game was lost by an engine's fault rather than by play.

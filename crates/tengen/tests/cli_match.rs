@@ -77,6 +77,55 @@ fn a_short_match_is_played_recorded_and_counted() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("game 0"));
 }
 
+#[test]
+fn paired_games_start_from_the_same_random_opening() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = format!(
+        "{} gtp --model none --visits 4",
+        env!("CARGO_BIN_EXE_tengen")
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_tengen"))
+        .args([
+            "match",
+            "--engine-a",
+            &engine,
+            "--engine-b",
+            &engine,
+            "--games",
+            "4",
+            "--board",
+            "7",
+            "--max-moves",
+            "30",
+            "--opening-moves",
+            "3",
+            "--opening-seed",
+            "5",
+            "--sgf-dir",
+            dir.path().to_str().unwrap(),
+        ])
+        .env("RUST_LOG", "error")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let openings: Vec<Vec<_>> = (0..4)
+        .map(|i| {
+            let path = dir.path().join(format!("game-{i:04}.sgf"));
+            let rec = tengen_rules::sgf::load(&std::fs::read_to_string(path).unwrap()).unwrap();
+            let turns = rec.game.turns();
+            assert!(turns.len() > 3, "game {i} has only {} moves", turns.len());
+            turns[..3].iter().map(|t| (t.player, t.mv)).collect()
+        })
+        .collect();
+    assert_eq!(openings[0], openings[1]);
+    assert_eq!(openings[2], openings[3]);
+    assert_ne!(openings[0], openings[2]);
+}
+
 /// A shell GTP engine named `name`: `= ` to every command, `genmove` runs `on_genmove`,
 /// `play` runs `on_play`.
 fn shell_engine(name: &str, on_genmove: &str, on_play: &str) -> String {

@@ -6,6 +6,7 @@ use anyhow::{bail, Result};
 use tengen_rules::{BoardSize, Game, Loc, Move, Player, Rules, ScoringRule};
 
 use super::engine::{Engine, Fault};
+use super::opening;
 use super::{Forfeit, MatchArgs, Side};
 
 /// A finished game: the winner (None for a draw or no result) and the record.
@@ -79,6 +80,13 @@ pub(super) fn play_one(a: &MatchArgs, index: usize, rules: Rules) -> Result<Play
         }
     }
     let mut game = Game::new(size, rules);
+    for mv in opening::opening(size, rules, a.opening_moves, a.opening_seed, index) {
+        let pla = game.to_move();
+        game.play(mv)?;
+        for e in [&mut seats.black, &mut seats.white] {
+            e.setup(&format!("play {} {}", pla.letter(), size.gtp(mv)))?;
+        }
+    }
     let mut stop = play_moves(&mut game, &mut seats, index, a.max_moves, ["genmove"; 2]);
     if let Stop::OnBoard = stop {
         let disputed = count(&mut game, &mut seats, index)?;
