@@ -169,9 +169,32 @@ fn hands_never_cause_a_false_change_and_moves_are_reported_soon_after() {
         ("19x19", GAME, 8),
         ("9x9", GAME9, 9),
     ];
+    // The videos are independent: measured on every core (each is a few CPU-minutes in
+    // the test profile), then reported in order.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(cases.len()));
+    let mut outcomes: Vec<(usize, Outcome)> = std::thread::scope(|s| {
+        let jobs: Vec<_> = (0..workers)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(&(_, sgf, seed)) = cases.get(i) else {
+                            return done;
+                        };
+                        done.push((i, measure(sgf, seed)));
+                    }
+                })
+            })
+            .collect();
+        jobs.into_iter()
+            .flat_map(|j| j.join().expect("a measuring thread panicked"))
+            .collect()
+    });
+    outcomes.sort_by_key(|(i, _)| *i);
     let (mut frames, mut late, mut moves) = (0, 0, 0);
-    for (name, sgf, seed) in cases {
-        let o = measure(sgf, seed);
+    for ((name, _, seed), (_, o)) in cases.into_iter().zip(outcomes) {
         println!(
             "hands video {name} seed {seed}: {} frames, {} with a hand, {} false changes, \
              {} under a hand, {}/{} moves in time, late or missed {:?}",
