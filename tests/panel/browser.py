@@ -6,7 +6,9 @@ soon after the MQTT message, grow its graph, show top moves and a hovered move's
 variation, mark a knocked stone's point until it is fixed, refuse controls without the
 token and carry them out with it (journalled: a restart shows the same game), show
 offline when the broker and the daemon go and recover by itself, and lay out at phone,
-laptop and 1080p sizes (screenshots written to OUT_DIR). Prints
+laptop and 1080p sizes (screenshots written to OUT_DIR), and show the engine's level as
+set by the new-game form and a level command; the kiosk shows a pairing PIN that gives
+another browser the controls. Prints
 "panel: N passed, N failed".
 """
 
@@ -58,7 +60,7 @@ class Rig:
                 f'keep_alive = 5\n[state]\ndir = "{work}/state"\n[engine]\nmodel = "none"\n'
                 '[game]\nsize = 9\nkomi = 7\nengine = "none"\n[board]\nstability = 1\n'
                 "[analysis]\nenabled = true\ninterval_ms = 100\nmax_visits = 300\nownership = true\n"
-                f'[web]\nenabled = true\nport = {self.web}\ntoken = "{TOKEN}"\n'
+                f'[web]\nenabled = true\nport = {self.web}\ntoken = "{TOKEN}"\npin = true\n'
             )
 
     def start_broker(self):
@@ -83,11 +85,26 @@ class Rig:
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{self.web}/api/state") as r:
                     if json.load(r)["state"] is not None:
-                        return
+                        break
             except OSError:
                 pass
             time.sleep(0.05)
-        raise RuntimeError("the panel did not come up")
+        else:
+            raise RuntimeError("the panel did not come up")
+        # Snapshots published before the daemon subscribed would be lost: wait for its
+        # retained status (sent after its subscriptions), naming this daemon's pid.
+        while time.monotonic() < deadline:
+            status = subprocess.run(
+                ["mosquitto_sub", "-p", str(self.mqtt), "-t", "tengen/test/status", "-C", "1", "-W", "5"],
+                capture_output=True, text=True,
+            ).stdout
+            try:
+                if json.loads(status)["pid"] == self.daemon.pid:
+                    return
+            except (ValueError, KeyError, TypeError):
+                pass
+            time.sleep(0.05)
+        raise RuntimeError("the daemon did not come up on MQTT")
 
     def stop(self, what):
         p = getattr(self, what)
@@ -228,7 +245,9 @@ def main():
             # Layout at three sizes: the board whole in view, nothing wider than the screen.
             for name, w, h in [("phone", 390, 844), ("laptop", 1366, 768), ("1080p", 1920, 1080)]:
                 page.set_viewport_size({"width": w, "height": h})
-                page.wait_for_timeout(200)
+                # Laid out at the new size: two frames after the window has it.
+                page.wait_for_function(f"window.innerWidth === {w} && window.innerHeight === {h}")
+                page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
                 shot = os.path.join(out, f"panel-{name}.png")
                 page.screenshot(path=shot)
                 box = page.eval_on_selector("#board", "b => { const r = b.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; }")
@@ -239,7 +258,35 @@ def main():
             page.goto(url + "?kiosk=1")
             page.wait_for_selector('#turn[data-moves="1"]')
             check("kiosk mode", page.evaluate("document.body.classList.contains('kiosk')") and page.is_hidden("#controls"))
+            # The pairing PIN, on the kiosk's own screen.
+            page.wait_for_selector("#pin", state="visible", timeout=10_000)
+            pin = page.inner_text("#pin").split()[-1]
+            check("kiosk PIN", len(pin) == 6 and pin.isdigit(), page.inner_text("#pin"))
             page.screenshot(path=os.path.join(out, "panel-kiosk-1080p.png"))
+
+            # Paired with the kiosk's PIN instead of the token, then the engine's level
+            # beside its side: from the new-game form, then changed by a level command.
+            page.goto(url)
+            page.wait_for_selector('#turn[data-moves="1"]')
+            page.click("#controls summary")
+            page.fill("#token", "")
+            page.fill("#pair-pin", pin)
+            page.click("#pair")
+            page.wait_for_function("document.querySelector('#control-msg').textContent !== ''", timeout=10_000)
+            check("paired", page.inner_text("#control-msg") == "paired", page.inner_text("#control-msg"))
+            check("session token", len(page.input_value("#token")) == 32, page.input_value("#token"))
+            page.select_option('#new-game select[name="engine"]', "white")
+            page.fill('#new-game input[name="level"]', "3")
+            page.click('#new-game button[type="submit"]')
+            shows = "text => document.querySelector('#game-info').textContent.includes(text)"
+            page.wait_for_function(shows, arg="engine plays white at level 3", timeout=10_000)
+            check("level from the form", True)
+            status = page.evaluate(
+                "t => fetch('/api/command', {method: 'POST', headers: {Authorization: `Bearer ${t}`},"
+                " body: '{\"cmd\":\"level\",\"level\":5}'}).then(r => r.status)", TOKEN)
+            check("level command", status == 200, str(status))
+            page.wait_for_function(shows, arg="engine plays white at level 5", timeout=10_000)
+            check("level shown", True)
             browser.close()
     except Exception as e:  # a step that could not even run counts as a failure
         failed += 1

@@ -63,6 +63,8 @@ def mqtt_watch(port, seen, stop):
         ["mosquitto_sub", "-p", str(port), "-t", "tengen/load/state"],
         stdout=subprocess.PIPE, text=True,
     )
+    # Ended when the run stops, whether or not another state comes (else it outlives us).
+    threading.Thread(target=lambda: (stop.wait(), p.kill()), daemon=True).start()
     for line in p.stdout:
         seen.append((line.count('"B ') + line.count('"W '), time.monotonic()))
         if stop.is_set():

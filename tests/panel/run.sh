@@ -14,7 +14,7 @@ if [[ -z "$browser" ]]; then
     echo "panel: skipped: no chromium (apt-get install chromium)"
     exit 0
 fi
-for tool in mosquitto mosquitto_pub; do
+for tool in mosquitto mosquitto_pub mosquitto_sub; do
     if ! command -v "$tool" >/dev/null; then
         echo "panel: skipped: no $tool"
         exit 0

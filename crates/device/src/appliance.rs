@@ -90,6 +90,9 @@ pub struct Settings {
     pub analysis_max_visits: u64,
     /// What the MQTT `gtp` pass-through may run.
     pub remote_gtp: RemoteGtp,
+    /// The configured engine level as shown (`[engine] level`), until a level command
+    /// sets another.
+    pub level: String,
 }
 
 impl Default for Settings {
@@ -104,6 +107,8 @@ impl Default for Settings {
             analysis_top: 5,
             analysis_max_visits: 20_000,
             remote_gtp: RemoteGtp::default(),
+            // The configuration's default level (the classical engine's strongest).
+            level: "10".into(),
         }
     }
 }
@@ -992,7 +997,11 @@ impl Appliance {
     }
 
     fn push_state_thinking(&mut self, thinking: bool) {
-        let state = State::of(self.engine.game(), self.game.engine, thinking);
+        let level = match self.level {
+            Some(l) => l.to_string(),
+            None => self.settings.level.clone(),
+        };
+        let state = State::of(self.engine.game(), self.game.engine, level, thinking);
         self.push("state", &state, true);
     }
 

@@ -354,6 +354,21 @@ fn write_archive(folder: &Path, name: &str, sgf: &str) -> Result<PathBuf, Journa
     Ok(target)
 }
 
+/// Replaces the whole of `path` with `data` durably: written beside it as `<name>.tmp`,
+/// fsynced, renamed over it and the directory synced, so a crash leaves the old content or
+/// the new, never a mix.
+pub fn replace_durably(path: &Path, data: &[u8]) -> Result<(), JournalError> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    write_durably(&tmp, data)?;
+    fs::rename(&tmp, path).map_err(io_err("rename", &tmp))?;
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => sync_dir(dir),
+        _ => Ok(()),
+    }
+}
+
 /// Refuses what could break line framing on replay or is clearly not a GTP command.
 fn check_command(command: &str) -> Result<(), JournalError> {
     if command.len() > MAX_COMMAND_BYTES {

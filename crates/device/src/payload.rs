@@ -268,6 +268,9 @@ pub struct State {
     pub rows: Vec<String>,
     /// The engine's side.
     pub engine: EngineSide,
+    /// The engine's level as shown to players, e.g. `7` (a string, so that a level's
+    /// name is free to change).
+    pub level: String,
     /// Whether the engine is thinking.
     pub thinking: bool,
     /// The result once the game is over, e.g. `W+R`, `B+3.5`.
@@ -275,8 +278,8 @@ pub struct State {
 }
 
 impl State {
-    /// The state of `game`.
-    pub fn of(game: &Game, engine: EngineSide, thinking: bool) -> State {
+    /// The state of `game`, the engine playing `engine` at `level`.
+    pub fn of(game: &Game, engine: EngineSide, level: String, thinking: bool) -> State {
         let board = game.board();
         let size = board.size();
         let show = |b: &tengen_rules::Board| -> Vec<String> {
@@ -316,6 +319,7 @@ impl State {
             to_move: game.to_move().letter().to_string(),
             rows,
             engine,
+            level,
             thinking,
             result: game.outcome().map(|o| o.sgf_result()),
         }

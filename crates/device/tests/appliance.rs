@@ -240,6 +240,11 @@ fn bad_input_gives_alerts_and_changes_nothing() {
 
 /// An appliance whose engine has the classical engine, so that `tengen-level` applies.
 fn open_classic(dir: &Path) -> Appliance {
+    open_classic_at(dir, &Settings::default().level)
+}
+
+/// [`open_classic`] with `level` as the configured level's text.
+fn open_classic_at(dir: &Path, level: &str) -> Appliance {
     let mut engine = engine();
     let config = EngineConfig {
         moves: Decider::Classic(Arc::new(tengen_classic::Classic::new(5, 1))),
@@ -253,6 +258,7 @@ fn open_classic(dir: &Path) -> Appliance {
             ..GameSettings::default()
         },
         window: 1,
+        level: level.into(),
         ..Settings::default()
     };
     Appliance::open(engine, dir, settings).unwrap()
@@ -260,7 +266,7 @@ fn open_classic(dir: &Path) -> Appliance {
 
 /// What a restart must bring back: the game as published, and the engine's level.
 fn kept(app: &Appliance) -> (State, Option<Level>) {
-    let state = State::of(app.engine().game(), EngineSide::None, false);
+    let state = State::of(app.engine().game(), EngineSide::None, String::new(), false);
     (state, app.level())
 }
 
@@ -319,7 +325,9 @@ fn a_rank_set_over_mqtt_is_journalled_and_kept_across_a_restart_and_new_games() 
     {
         let mut app = open(dir.path(), EngineSide::None);
         app.on_command(br#"{"cmd":"level","level":"12k"}"#);
-        assert!(last(&app.take_outbox(), "alert").is_none());
+        let out = app.take_outbox();
+        assert!(last(&out, "alert").is_none());
+        assert_eq!(state(&out).level, "12k", "the state shows the rank");
         assert_eq!(app.level(), rank("12k"));
         assert_eq!(strength(&app), "12k");
         ok(app.gtp("play B E5"));
@@ -371,6 +379,24 @@ fn journals_written_as_text_before_typed_records_still_replay() {
     assert_eq!(s.komi, 6.5);
     assert_eq!(s.rules["scoring"], "TERRITORY");
     assert_eq!(level, Some(Level::Classic(3)));
+}
+
+#[test]
+fn the_state_shows_the_configured_level_until_a_level_command_sets_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = open_classic_at(dir.path(), "7");
+    assert_eq!(state(&app.take_outbox()).level, "7");
+    app.on_command(br#"{"cmd":"level","level":4}"#);
+    assert_eq!(state(&app.take_outbox()).level, "4");
+    // A refused level changes nothing and publishes no state.
+    app.on_command(br#"{"cmd":"level","level":0}"#);
+    assert!(last(&app.take_outbox(), "state").is_none());
+    ok(app.gtp("tengen-level 2"));
+    assert_eq!(state(&app.take_outbox()).level, "2");
+    drop(app);
+    // The journalled level, not the configured one, is shown after a restart.
+    let mut app = open_classic_at(dir.path(), "7");
+    assert_eq!(state(&app.take_outbox()).level, "2");
 }
 
 #[test]

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body;
-use axum::extract::{Path, State};
+use axum::extract::{ConnectInfo, Path, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -22,6 +22,7 @@ use tokio::sync::{broadcast, Semaphore};
 use crate::archive::{self, ArchiveError};
 use crate::assets;
 use crate::hub::{Event, Hub};
+use crate::pairing::{PairError, Pairing};
 use crate::WebConfig;
 
 /// Live viewers at most; more get 503 until one leaves.
@@ -46,18 +47,26 @@ struct Inner {
     inbound: SyncSender<Inbound>,
     viewers: AtomicUsize,
     pending: Semaphore,
+    /// With `web.pin`: the PIN on show and the sessions paired.
+    pairing: Option<Pairing>,
 }
 
 impl Shared {
     /// The handlers' shared state.
-    pub fn new(cfg: WebConfig, hub: Arc<Hub>, inbound: SyncSender<Inbound>) -> Shared {
-        Shared(Arc::new(Inner {
+    pub fn new(
+        cfg: WebConfig,
+        hub: Arc<Hub>,
+        inbound: SyncSender<Inbound>,
+    ) -> Result<Shared, PairError> {
+        let pairing = if cfg.pin { Some(Pairing::new()?) } else { None };
+        Ok(Shared(Arc::new(Inner {
             cfg,
             hub,
             inbound,
             viewers: AtomicUsize::new(0),
             pending: Semaphore::new(MAX_PENDING),
-        }))
+            pairing,
+        })))
     }
 }
 
@@ -98,6 +107,8 @@ pub fn router(shared: Shared) -> Router {
         .route("/api/games/{name}", get(game_sgf))
         .route("/api/sgf", get(current_sgf))
         .route("/api/command", post(command))
+        .route("/api/pin", get(pin))
+        .route("/api/pair", post(pair))
         .fallback(not_found)
         .method_not_allowed_fallback(not_allowed)
         .with_state(shared)
@@ -276,31 +287,101 @@ fn enqueue(s: &Shared, msg: Inbound) -> ApiResult<()> {
     }
 }
 
-/// Whether the request carries the configured bearer token.
+/// Whether the request carries the configured bearer token or a paired session's.
 fn authorize(s: &Shared, headers: &HeaderMap) -> ApiResult<()> {
-    let Some(token) = &s.0.cfg.token else {
+    let token = s.0.cfg.token.as_deref();
+    if token.is_none() && s.0.pairing.is_none() {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
             "the panel is read-only: no web.token is configured",
         ));
-    };
+    }
     let given = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
         .map(str::trim);
     match given {
-        Some(g) if same(g.as_bytes(), token.as_bytes()) => Ok(()),
+        Some(g) if token.is_some_and(|t| same(g.as_bytes(), t.as_bytes())) => Ok(()),
+        Some(g) if s.0.pairing.as_ref().is_some_and(|p| p.admits(g)) => Ok(()),
         Some(_) => Err(ApiError::new(StatusCode::UNAUTHORIZED, "wrong token")),
         None => Err(ApiError::new(
             StatusCode::UNAUTHORIZED,
-            "controls need the token: Authorization: Bearer <web.token>",
+            "controls need the token: Authorization: Bearer <web.token> (or a paired session's)",
+        )),
+    }
+}
+
+/// The pairing PIN, for the device's own screen only: a request from another machine
+/// is refused, so that only who can see the kiosk can pair.
+async fn pin(
+    State(s): State<Shared>,
+    ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
+) -> ApiResult<Response> {
+    let Some(p) = &s.0.pairing else {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "pairing is off: no web.pin",
+        ));
+    };
+    // Canonical: an IPv4 peer on an IPv6 socket (`::ffff:127.0.0.1`) is loopback too.
+    if !peer.ip().to_canonical().is_loopback() {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "the PIN is shown on the kiosk's own screen only",
+        ));
+    }
+    Ok(Json(serde_json::json!({ "pin": p.pin() })).into_response())
+}
+
+/// Trades the PIN on the kiosk (`{"pin":"123456"}`) for a session token.
+async fn pair(State(s): State<Shared>, body: Body) -> ApiResult<Response> {
+    let Some(p) = &s.0.pairing else {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "pairing is off: no web.pin",
+        ));
+    };
+    #[derive(serde::Deserialize)]
+    struct Pin {
+        pin: String,
+    }
+    let bytes = match tokio::time::timeout(BODY_WAIT, axum::body::to_bytes(body, 256)).await {
+        Ok(Ok(b)) => b,
+        Ok(Err(_)) => {
+            return Err(ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "a pairing request is at most 256 bytes",
+            ))
+        }
+        Err(_) => {
+            return Err(ApiError::new(
+                StatusCode::REQUEST_TIMEOUT,
+                "the request body did not arrive in time",
+            ))
+        }
+    };
+    let req: Pin = serde_json::from_slice(&bytes).map_err(|e| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            format!("want {{\"pin\":\"123456\"}}: {e}"),
+        )
+    })?;
+    match p.pair(&req.pin, std::time::Instant::now()) {
+        Ok(token) => Ok(Json(serde_json::json!({ "token": token })).into_response()),
+        Err(e @ PairError::Wrong) => Err(ApiError::new(StatusCode::UNAUTHORIZED, e.to_string())),
+        Err(e @ PairError::Paused(_)) => {
+            Err(ApiError::new(StatusCode::TOO_MANY_REQUESTS, e.to_string()))
+        }
+        Err(e @ PairError::Random(_)) => Err(ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            e.to_string(),
         )),
     }
 }
 
 /// Compares without stopping at the first difference, so timing tells nothing.
-fn same(a: &[u8], b: &[u8]) -> bool {
+pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |d, (x, y)| d | (x ^ y)) == 0
 }
 

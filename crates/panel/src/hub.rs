@@ -1,9 +1,9 @@
 //! The panel's view of the appliance: the messages the engine loop publishes on MQTT,
 //! read once into types, the latest of each kept for new viewers and every one passed on
 //! to the live ones. It is fed the same `Out` messages as the MQTT link, so it holds no
-//! game of its own.
+//! game of its own. With a file, its win-rate graph outlives a restart.
 
-use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::Serialize;
@@ -11,12 +11,13 @@ use tengen_device::appliance::Out;
 use tengen_device::payload::{Alert, AnalysisMsg, CameraStatus, State};
 use tokio::sync::broadcast;
 
+pub use crate::graph::Point;
+use crate::graph::{Graph, Saved};
+use crate::graph_file::{self, Writer};
+
 /// Live events a slow viewer may fall behind by before it is dropped (it reconnects and
 /// gets the whole view again).
 const LAG: usize = 64;
-
-/// Graph points kept: one per move number, so a long game stays bounded.
-const MAX_POINTS: usize = 2000;
 
 /// What a live event is about; its name is the Server-Sent Events event name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -68,17 +69,6 @@ pub struct Event {
     pub data: Arc<str>,
 }
 
-/// One point of the win-rate graph, from Black's point of view.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct Point {
-    /// Move number the analysis was of (0: before the first move).
-    pub number: usize,
-    /// Black's win probability.
-    pub winrate: f64,
-    /// Black's lead in points.
-    pub lead: f64,
-}
-
 /// Everything a viewer needs on (re)connecting.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct View {
@@ -90,7 +80,7 @@ pub struct View {
     pub alert: Option<Alert>,
     /// The camera reader's status, when a camera is in use.
     pub camera: Option<CameraStatus>,
-    /// Black's win rate and lead over the game, by move number.
+    /// Black's win rate, lead and visits over the game, by move number.
     pub graph: Vec<Point>,
 }
 
@@ -100,13 +90,15 @@ struct Latest {
     analysis: Option<AnalysisMsg>,
     alert: Option<Alert>,
     camera: Option<CameraStatus>,
-    graph: BTreeMap<usize, Point>,
+    graph: Graph,
 }
 
 /// The shared view and the live event channel.
 pub struct Hub {
     latest: Mutex<Latest>,
     live: broadcast::Sender<Event>,
+    /// Saves the graph, when it is kept on disk.
+    writer: Mutex<Option<Writer>>,
 }
 
 impl Default for Hub {
@@ -114,6 +106,7 @@ impl Default for Hub {
         Hub {
             latest: Mutex::default(),
             live: broadcast::channel(LAG).0,
+            writer: Mutex::default(),
         }
     }
 }
@@ -122,6 +115,45 @@ impl Hub {
     /// A hub with nothing published yet.
     pub fn new() -> Hub {
         Hub::default()
+    }
+
+    /// A hub whose graph is kept in `dir` ([`graph_file::FILE_NAME`]): the graph saved
+    /// there is shown as far as the first state's game has its positions. A file that
+    /// cannot be read is passed over with a warning (and replaced at the next save).
+    pub fn with_graph_in(dir: PathBuf) -> std::io::Result<Hub> {
+        let path = dir.join(graph_file::FILE_NAME);
+        let graph = match graph_file::load(&path) {
+            Ok(Some(saved)) => Graph::restored(saved),
+            Ok(None) => Graph::default(),
+            Err(e) => {
+                log::warn!("panel: the saved graph is passed over: {e}");
+                Graph::default()
+            }
+        };
+        let hub = Hub::new();
+        hub.lock().graph = graph;
+        *hub.writer.lock().unwrap_or_else(PoisonError::into_inner) = Some(Writer::spawn(path)?);
+        Ok(hub)
+    }
+
+    /// Saves the graph as it stands and waits until it is on disk (the daemon is stopping).
+    pub fn finish(&self) {
+        let last = self.lock().graph.take_unsaved();
+        let writer = self
+            .writer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(w) = writer {
+            if let Some(saved) = last {
+                w.send(saved);
+            }
+            w.finish();
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Latest> {
+        self.latest.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Takes one message the appliance published (called on the engine loop's thread;
@@ -135,12 +167,17 @@ impl Hub {
             log::error!("panel: a {} message is not text", kind.name());
             return;
         };
-        {
-            let mut l = self.latest.lock().unwrap_or_else(PoisonError::into_inner);
-            if let Err(e) = l.take(kind, json) {
+        let save = match self.lock().take(kind, json) {
+            Ok(save) => save,
+            Err(e) => {
                 // Our own appliance's JSON: a mismatch is a bug, not bad input.
                 log::error!("panel: cannot read a {} message: {e}", kind.name());
                 return;
+            }
+        };
+        if let Some(saved) = save {
+            if let Some(w) = &*self.writer.lock().unwrap_or_else(PoisonError::into_inner) {
+                w.send(saved);
             }
         }
         // No receivers is fine: nobody is watching.
@@ -152,16 +189,13 @@ impl Hub {
 
     /// The view as it stands.
     pub fn view(&self) -> View {
-        self.latest
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .view()
+        self.lock().view()
     }
 
     /// The view as it stands and the live events after it, taken together so that no
     /// event falls between them.
     pub fn subscribe(&self) -> (View, broadcast::Receiver<Event>) {
-        let l = self.latest.lock().unwrap_or_else(PoisonError::into_inner);
+        let l = self.lock();
         (l.view(), self.live.subscribe())
     }
 }
@@ -173,32 +207,27 @@ impl Latest {
             analysis: self.analysis.clone(),
             alert: self.alert.clone(),
             camera: self.camera.clone(),
-            graph: self.graph.values().copied().collect(),
+            // Until a state says which game is on show, restored points may be another's.
+            graph: if self.state.is_some() {
+                self.graph.points()
+            } else {
+                Vec::new()
+            },
         }
     }
 
-    fn take(&mut self, kind: Kind, json: &str) -> Result<(), serde_json::Error> {
+    /// Takes one message; returns the graph to save when a position was left (its
+    /// points are final then; the current one's are saved when the daemon stops, and
+    /// analysed again after a crash).
+    fn take(&mut self, kind: Kind, json: &str) -> Result<Option<Saved>, serde_json::Error> {
         match kind {
             Kind::State => {
                 let s: State = serde_json::from_str(json)?;
-                // Points past where the new game and the old one part are of moves
-                // taken back; another board, setup or komi is another game.
-                let same = self
-                    .state
-                    .as_ref()
-                    .is_some_and(|o| o.size == s.size && o.setup == s.setup && o.komi == s.komi);
-                match &self.state {
-                    Some(old) if same => {
-                        let kept = old
-                            .moves
-                            .iter()
-                            .zip(&s.moves)
-                            .take_while(|(a, b)| a == b)
-                            .count();
-                        self.graph.retain(|&n, _| n <= kept);
-                    }
-                    _ => self.graph.clear(),
-                }
+                let save = if self.graph.follow(&s) {
+                    self.graph.take_unsaved()
+                } else {
+                    None
+                };
                 if self
                     .analysis
                     .as_ref()
@@ -207,18 +236,11 @@ impl Latest {
                     self.analysis = None;
                 }
                 self.state = Some(s);
+                return Ok(save);
             }
             Kind::Analysis => {
                 let a: AnalysisMsg = serde_json::from_str(json)?;
-                let black = a.to_move == "B";
-                let point = Point {
-                    number: a.number,
-                    winrate: if black { a.winrate } else { 1.0 - a.winrate },
-                    lead: if black { a.score_lead } else { -a.score_lead },
-                };
-                if self.graph.len() < MAX_POINTS || self.graph.contains_key(&a.number) {
-                    self.graph.insert(a.number, point);
-                }
+                self.graph.add(&a);
                 self.analysis = Some(a);
             }
             Kind::Alert => match serde_json::from_str::<Alert>(json)? {
@@ -230,7 +252,7 @@ impl Latest {
             Kind::Camera => self.camera = Some(serde_json::from_str(json)?),
             Kind::Move => {}
         }
-        Ok(())
+        Ok(None)
     }
 }
 
@@ -256,6 +278,7 @@ mod tests {
             to_move: if moves.len() % 2 == 0 { "B" } else { "W" }.into(),
             rows: vec![".........".into(); 9],
             engine: Default::default(),
+            level: "10".into(),
             thinking: false,
             result: None,
         };
@@ -294,6 +317,48 @@ mod tests {
         other.komi = 6.5;
         hub.publish(&out("state", &serde_json::to_string(&other).unwrap()));
         assert!(hub.view().graph.is_empty());
+    }
+
+    #[test]
+    fn the_graph_kept_on_disk_comes_back_for_the_same_game_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let hub = Hub::with_graph_in(dir.path().to_path_buf()).unwrap();
+        hub.publish(&out("state", &state(&[])));
+        hub.publish(&out("analysis", &analysis(0, "B", 0.5, 0.5)));
+        hub.publish(&out("state", &state(&["B E5"])));
+        hub.publish(&out("analysis", &analysis(1, "W", 0.3, 2.0)));
+        hub.publish(&out("state", &state(&["B E5", "W C3"])));
+        hub.publish(&out("analysis", &analysis(2, "B", 0.6, 1.5)));
+        let before = hub.view().graph;
+        assert_eq!(before.len(), 3);
+        // Killed: what was saved when the last position was left.
+        drop(hub);
+        let hub = Hub::with_graph_in(dir.path().to_path_buf()).unwrap();
+        assert!(hub.view().graph.is_empty(), "no points before a state");
+        hub.publish(&out("state", &state(&["B E5", "W C3"])));
+        assert_eq!(hub.view().graph, before[..2]);
+        // Stopped: every point, the current position's too.
+        hub.publish(&out("analysis", &analysis(2, "B", 0.6, 1.5)));
+        hub.finish();
+        let hub = Hub::with_graph_in(dir.path().to_path_buf()).unwrap();
+        hub.publish(&out("state", &state(&["B E5", "W C3"])));
+        assert_eq!(hub.view().graph, before);
+        // Another game resumed (say, its journal restored): none of the saved points.
+        hub.finish();
+        let hub = Hub::with_graph_in(dir.path().to_path_buf()).unwrap();
+        hub.publish(&out("state", &state(&["B D4"])));
+        assert_eq!(hub.view().graph, before[..1], "only the empty board's");
+        // Dropped, its writer has written what it was handed.
+        drop(hub);
+        // A damaged file: passed over, and replaced at the next save.
+        std::fs::write(dir.path().join(graph_file::FILE_NAME), b"{\"version\":").unwrap();
+        let hub = Hub::with_graph_in(dir.path().to_path_buf()).unwrap();
+        hub.publish(&out("state", &state(&["B E5", "W C3"])));
+        assert!(hub.view().graph.is_empty());
+        hub.publish(&out("analysis", &analysis(2, "B", 0.6, 1.5)));
+        hub.finish();
+        let saved = graph_file::load(&dir.path().join(graph_file::FILE_NAME));
+        assert_eq!(saved.unwrap().unwrap().points, before[2..]);
     }
 
     #[test]

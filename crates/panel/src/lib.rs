@@ -2,13 +2,17 @@
 //! runtime. It shows what the appliance publishes on MQTT (the [`Hub`] is fed the same
 //! messages) and sends controls down the same command path, journalled the same way.
 //!
-//! `hub` keeps the latest view; `server` accepts connections with their limits; `api`
-//! answers requests; `archive` lists and reads finished games; `assets` holds the page.
+//! `hub` keeps the latest view; `graph` follows the win-rate graph and `graph_file` keeps
+//! it on disk; `server` accepts connections with their limits; `api` answers requests;
+//! `archive` lists and reads finished games; `assets` holds the page.
 
 mod api;
 mod archive;
 mod assets;
+pub mod graph;
+pub mod graph_file;
 pub mod hub;
+mod pairing;
 mod server;
 
 use std::net::{IpAddr, SocketAddr};
@@ -26,8 +30,11 @@ pub struct WebConfig {
     pub bind: IpAddr,
     /// Port (0: any free one, as tests use).
     pub port: u16,
-    /// The bearer token controls need; without one the panel is read-only.
+    /// The bearer token controls need; without one (and without a PIN) the panel is
+    /// read-only.
     pub token: Option<String>,
+    /// Whether a pairing PIN, shown on the device's own screen, gives session tokens.
+    pub pin: bool,
     /// Where finished games are archived (`state.dir/games`).
     pub games_dir: PathBuf,
 }
@@ -43,6 +50,9 @@ pub enum PanelError {
         /// Why.
         source: std::io::Error,
     },
+    /// Pairing could not start.
+    #[error("pairing: {0}")]
+    Pairing(#[from] pairing::PairError),
 }
 
 /// Listens on the configured address at once (so that a taken port stops the daemon
@@ -63,8 +73,8 @@ pub fn start(
     if !cfg.bind.is_loopback() {
         log::warn!(
             "web panel bound to {local}: anyone on the network can watch{}",
-            if cfg.token.is_some() {
-                ", and anyone with the token control"
+            if cfg.token.is_some() || cfg.pin {
+                ", and anyone with the token or the kiosk's PIN control"
             } else {
                 ""
             }
@@ -72,13 +82,13 @@ pub fn start(
     }
     log::info!(
         "web panel on http://{local}/ ({})",
-        if cfg.token.is_some() {
-            "controls need the token"
-        } else {
-            "read-only: no web.token"
+        match (&cfg.token, cfg.pin) {
+            (_, true) => "controls need the token or pairing with the kiosk's PIN",
+            (Some(_), false) => "controls need the token",
+            (None, false) => "read-only: no web.token",
         }
     );
-    let app = api::router(api::Shared::new(cfg, hub, inbound));
+    let app = api::router(api::Shared::new(cfg, hub, inbound)?);
     runtime.spawn(server::serve(listener, app));
     Ok(local)
 }

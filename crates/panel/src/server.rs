@@ -38,7 +38,11 @@ pub async fn serve(listener: TcpListener, app: Router) {
             drop(stream);
             continue;
         };
-        let service = TowerToHyperService::new(app.clone());
+        // Handlers may ask who is asking (the PIN is for the device's own screen only).
+        let service = TowerToHyperService::new(
+            app.clone()
+                .layer(axum::Extension(axum::extract::ConnectInfo(peer))),
+        );
         tokio::spawn(async move {
             let conn = http1::Builder::new()
                 .timer(TokioTimer::new())

@@ -291,6 +291,9 @@ section! {
         /// Bearer token the controls need (8 to 256 visible characters); without it the
         /// panel is read-only.
         token: Option<String>,
+        /// Show a 6-digit pairing PIN on the kiosk (`?kiosk=1` on the device itself); a
+        /// browser that enters it gets a session token for the controls.
+        pin: bool = false,
     }
 }
 

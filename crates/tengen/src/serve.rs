@@ -96,11 +96,12 @@ pub fn run(a: ServeArgs) -> Result<()> {
         None => None,
     };
     let panel = if cfg.web.enabled {
-        let hub = Arc::new(Hub::new());
+        let hub = Arc::new(Hub::with_graph_in(dir.clone()).context("web panel")?);
         let web = WebConfig {
             bind: cfg.web.bind.parse().context("web.bind")?,
             port: cfg.web.port,
             token: cfg.web.token.clone(),
+            pin: cfg.web.pin,
             games_dir: dir.join("games"),
         };
         tengen_panel::start(web, hub.clone(), in_tx.clone(), runtime.handle())
@@ -179,6 +180,9 @@ pub fn run(a: ServeArgs) -> Result<()> {
         }
     }
     flush(&mut app, &outlets);
+    if let Some(hub) = &outlets.panel {
+        hub.finish();
+    }
 
     stop.store(true, Ordering::SeqCst);
     // Whatever is still queued goes unanswered: dropping it wakes a serial thread
@@ -421,6 +425,13 @@ fn settings(cfg: &Config) -> Result<Settings> {
         analysis_interval: Duration::from_millis(a.interval_ms),
         analysis_top: a.top,
         analysis_max_visits: a.max_visits,
+        // A configured rank is the level a searching engine plays at; else the classical one.
+        level: match &cfg.engine.strength {
+            Some(s) => s
+                .parse::<tengen_search::Strength>()
+                .map_or_else(|_| s.clone(), |s| s.to_string()),
+            None => cfg.engine.level.to_string(),
+        },
     })
 }
 

@@ -37,10 +37,12 @@ fn the_panel_follows_the_game_and_controls_are_journalled() {
     let cfg = panel_config(
         web,
         Some(TOKEN),
-        "[analysis]\nenabled = true\ninterval_ms = 100\nmax_visits = 200\nownership = true\n",
+        "[analysis]\nenabled = true\ninterval_ms = 100\nmax_visits = 200\nownership = true\n\
+         [engine]\nlevel = 6\n",
     );
     let mut daemon = Daemon::start(dir.path(), broker.port, &cfg);
     wait_for(web);
+    on_mqtt(&obs, &daemon);
 
     // The page and its modules are served; nothing else is.
     let page = get(web, "/");
@@ -68,6 +70,8 @@ fn the_panel_follows_the_game_and_controls_are_journalled() {
     assert_eq!(viewer.status, 200);
     let (_, first) = viewer.wait(0, "view", |v| v["state"].is_object());
     assert_eq!(first.data["state"]["size"], serde_json::json!([9, 9]));
+    // The configured level until a level command sets one.
+    assert_eq!(first.data["state"]["level"], "6");
     let board = Rows::empty().with("E5", b'X');
     let from = viewer.count();
     let mqtt_from = obs.count();
@@ -160,6 +164,17 @@ fn the_panel_follows_the_game_and_controls_are_journalled() {
         200
     );
     assert_eq!(state_moves(web), ["B E5"]);
+    // The level, as text, in the state every viewer gets.
+    let from = viewer.count();
+    let r = post(
+        web,
+        "/api/command",
+        Some(TOKEN),
+        r#"{"cmd":"level","level":3}"#,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    viewer.wait(from, "state", |s| s["level"] == "3");
+    assert_eq!(get(web, "/api/state").json()["state"]["level"], "3");
     let sgf = get(web, "/api/sgf");
     assert_eq!(sgf.status, 200);
     assert!(sgf.body.contains("B[ee]"), "{}", sgf.body);
@@ -203,6 +218,8 @@ fn the_panel_follows_the_game_and_controls_are_journalled() {
     let state = get(web, "/api/state").json();
     assert_eq!(state["state"]["komi"], 6.5);
     assert!(moves(&state["state"]).is_empty());
+    // The level set before is journalled and carried into the new game.
+    assert_eq!(state["state"]["level"], "3");
 }
 
 #[test]
@@ -275,4 +292,216 @@ fn a_taken_port_stops_the_daemon_before_ready() {
     let status = daemon.child.wait().unwrap();
     assert!(!status.success());
     assert!(daemon.log().contains("web panel"), "{}", daemon.log());
+}
+
+/// The graph of `/api/state` once a state is on show (restored points wait for one).
+fn graph_on_show(port: u16) -> Vec<serde_json::Value> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let v = get(port, "/api/state").json();
+        if v["state"].is_object() {
+            return v["graph"].as_array().unwrap().clone();
+        }
+        assert!(Instant::now() < deadline, "no state on show: {v}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The graph's point for move `number`, if any.
+fn point(graph: &[serde_json::Value], number: u64) -> Option<&serde_json::Value> {
+    graph.iter().find(|p| p["number"] == number)
+}
+
+/// Waits until `daemon` is on MQTT (its retained `status` names its pid), so that what is
+/// published next reaches it.
+fn on_mqtt(obs: &Observer, daemon: &Daemon) {
+    let pid = daemon.child.id();
+    obs.wait(0, "status", |s| s["pid"] == pid);
+}
+
+/// Waits until the graph file holds a point for move `number`.
+fn saved_point(dir: &std::path::Path, number: u64) {
+    let path = dir.join("state/graph.json");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let saved: serde_json::Value = std::fs::read(&path)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
+        if saved["points"]
+            .as_array()
+            .is_some_and(|p| point(p, number).is_some())
+        {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no point {number} saved: {saved}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Whether two points carry the same figures (the file's decimals may differ from the
+/// first in the last digit).
+fn same_point(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+    let near = |k: &str| (a[k].as_f64().unwrap() - b[k].as_f64().unwrap()).abs() < 1e-12;
+    a["number"] == b["number"] && a["visits"] == b["visits"] && near("winrate") && near("lead")
+}
+
+#[test]
+fn the_graph_outlives_a_restart_and_never_shows_another_games_points() {
+    let Some((dir, broker)) = setup("the_graph_outlives_a_restart") else {
+        return;
+    };
+    let web = free_port();
+    let obs = Observer::connect(broker.port, "obs");
+    let cfg = panel_config(
+        web,
+        None,
+        "[analysis]\nenabled = true\ninterval_ms = 100\nmax_visits = 200\n",
+    );
+    let mut daemon = Daemon::start(dir.path(), broker.port, &cfg);
+    wait_for(web);
+    on_mqtt(&obs, &daemon);
+    // Two moves, each position analysed before the next.
+    let mut board = Rows::empty();
+    for (n, (p, c)) in [("E5", b'X'), ("C3", b'O')].into_iter().enumerate() {
+        board = board.with(p, c);
+        let from = obs.count();
+        show(&obs, &board, 2);
+        obs.wait(from, "analysis", |a| a["number"] == n + 1);
+    }
+    let before = graph_on_show(web);
+    let first = point(&before, 1).expect("a point for move 1").clone();
+    assert!(first["visits"].as_u64().unwrap() > 0, "{first}");
+
+    // Killed once the position left is saved: its point comes back at once (only move
+    // 2's position is analysed again), in the view and in a viewer's first event.
+    saved_point(dir.path(), 1);
+    daemon.child.kill().unwrap();
+    daemon.child.wait().unwrap();
+    let mut daemon = Daemon::start(dir.path(), broker.port, &cfg);
+    wait_for(web);
+    let after = graph_on_show(web);
+    let p = point(&after, 1).expect("move 1's point after a restart");
+    assert!(same_point(p, &first), "{p} vs {first}");
+    let viewer = Viewer::connect(web);
+    let (_, view) = viewer.wait(0, "view", |v| v["state"].is_object());
+    let p = point(view.data["graph"].as_array().unwrap(), 1).expect("in the SSE view");
+    assert!(same_point(p, &first), "{p} vs {first}");
+    drop(viewer);
+
+    // Stopped cleanly with analysis off: the current position's point is kept too.
+    on_mqtt(&obs, &daemon);
+    let from = obs.count();
+    obs.publish("command", r#"{"cmd":"analysis","on":false}"#);
+    obs.wait(from, "state", |_| true);
+    let before = graph_on_show(web);
+    let last = point(&before, 2).expect("a point for move 2").clone();
+    let pid = nix::unistd::Pid::from_raw(daemon.child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    assert!(daemon.child.wait().unwrap().success());
+    let mut daemon = Daemon::start(dir.path(), broker.port, &cfg);
+    wait_for(web);
+    let after = graph_on_show(web);
+    assert_eq!(after.len(), before.len(), "{after:?} vs {before:?}");
+    let p = point(&after, 2).expect("move 2's point after a clean stop");
+    assert!(same_point(p, &last), "{p} vs {last}");
+
+    // Another game's points are never shown: with the journal gone the configured game
+    // starts, another komi, and none of the saved points is its.
+    daemon.child.kill().unwrap();
+    daemon.child.wait().unwrap();
+    std::fs::remove_file(dir.path().join("state/journal.jsonl")).unwrap();
+    let other = cfg
+        .replace("komi = 7\n", "komi = 5.5\n")
+        .replace("enabled = true\ninterval", "enabled = false\ninterval");
+    let mut daemon = Daemon::start(dir.path(), broker.port, &other);
+    wait_for(web);
+    assert!(graph_on_show(web).is_empty());
+    let passed_over = format!("0 of the {} saved graph points", after.len());
+    assert!(daemon.log().contains(&passed_over), "{}", daemon.log());
+
+    // A damaged file is passed over with a warning; the daemon serves on.
+    daemon.child.kill().unwrap();
+    daemon.child.wait().unwrap();
+    std::fs::write(
+        dir.path().join("state/graph.json"),
+        b"{\"version\":1,\"game\":",
+    )
+    .unwrap();
+    let daemon = Daemon::start(dir.path(), broker.port, &other);
+    wait_for(web);
+    assert!(graph_on_show(web).is_empty());
+    assert!(
+        daemon.log().contains("the saved graph is passed over"),
+        "{}",
+        daemon.log()
+    );
+}
+
+#[test]
+fn a_pin_on_the_kiosk_pairs_a_browser_for_the_controls() {
+    let Some((dir, broker)) = setup("a_pin_on_the_kiosk") else {
+        return;
+    };
+    let web = free_port();
+    let _daemon = Daemon::start(
+        dir.path(),
+        broker.port,
+        &panel_config(web, None, "pin = true\n"),
+    );
+    wait_for(web);
+    let pin_on_show = || {
+        get(web, "/api/pin").json()["pin"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let pair = |body: &str| post(web, "/api/pair", None, body);
+    let not = |pin: &str| if pin == "000000" { "000001" } else { "000000" }.to_string();
+
+    // Unpaired: refused as unauthorised (pairing is on, so not read-only).
+    let r = post(web, "/api/command", None, r#"{"cmd":"pass"}"#);
+    assert_eq!(r.status, 401, "{}", r.body);
+    let pin = pin_on_show();
+    assert!(
+        pin.len() == 6 && pin.bytes().all(|b| b.is_ascii_digit()),
+        "{pin}"
+    );
+    assert_eq!(pair(&format!(r#"{{"pin":"{}"}}"#, not(&pin))).status, 401);
+    assert_eq!(pair("not json").status, 400);
+    assert_eq!(
+        pair(&format!(r#"{{"pin":"{}"}}"#, "1".repeat(300))).status,
+        413
+    );
+
+    // The PIN on show gives a session token, and the controls take it.
+    let r = pair(&format!(r#"{{"pin":"{pin}"}}"#));
+    assert_eq!(r.status, 200, "{}", r.body);
+    let token = r.json()["token"].as_str().unwrap().to_string();
+    let r = post(web, "/api/command", Some(&token), r#"{"cmd":"pass"}"#);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(state_moves(web), ["B pass"]);
+    // Used, the PIN changes (it may come up again only by a one-in-a-million chance).
+    let next = pin_on_show();
+    let mut wrong_so_far = 0;
+    if next != pin {
+        assert_eq!(pair(&format!(r#"{{"pin":"{pin}"}}"#)).status, 401);
+        wrong_so_far += 1;
+    }
+
+    // Guessing is cut short: after five wrong PINs since the last pairing, even the right
+    // one waits.
+    for _ in wrong_so_far..5 {
+        let wrong = not(&pin_on_show());
+        assert_eq!(pair(&format!(r#"{{"pin":"{wrong}"}}"#)).status, 401);
+    }
+    let r = pair(&format!(r#"{{"pin":"{}"}}"#, pin_on_show()));
+    assert_eq!(r.status, 429, "{}", r.body);
+    // The session paired before still works.
+    let r = post(web, "/api/command", Some(&token), r#"{"cmd":"undo"}"#);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(state_moves(web).is_empty());
 }

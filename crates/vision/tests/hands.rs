@@ -2,7 +2,7 @@
 //! a hand over the board in about 30% of frames, read at 10 frames a second. No stone
 //! change may be reported falsely or on a point under a hand, and every move should be
 //! reported within 10 frames of the hand leaving (asserted as a floor under the goal), on
-//! five videos: three 19x19 seeds, a 13x13 and a 9x9 game. One line per video.
+//! seven videos: four 19x19 seeds, a 13x13 and two 9x9 games. One line per video.
 
 use std::time::Duration;
 
@@ -165,10 +165,36 @@ fn hands_never_cause_a_false_change_and_moves_are_reported_soon_after() {
         ("19x19", GAME, 5),
         ("13x13", GAME13, 6),
         ("9x9", GAME9, 7),
+        // Two seeds not used in the diagnosis or the fixes (run only to check them).
+        ("19x19", GAME, 8),
+        ("9x9", GAME9, 9),
     ];
-    let (mut frames, mut late) = (0, 0);
-    for (name, sgf, seed) in cases {
-        let o = measure(sgf, seed);
+    // The videos are independent: measured on every core (each is a few CPU-minutes in
+    // the test profile), then reported in order.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(cases.len()));
+    let mut outcomes: Vec<(usize, Outcome)> = std::thread::scope(|s| {
+        let jobs: Vec<_> = (0..workers)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(&(_, sgf, seed)) = cases.get(i) else {
+                            return done;
+                        };
+                        done.push((i, measure(sgf, seed)));
+                    }
+                })
+            })
+            .collect();
+        jobs.into_iter()
+            .flat_map(|j| j.join().expect("a measuring thread panicked"))
+            .collect()
+    });
+    outcomes.sort_by_key(|(i, _)| *i);
+    let (mut frames, mut late, mut moves) = (0, 0, 0);
+    for ((name, _, seed), (_, o)) in cases.into_iter().zip(outcomes) {
         println!(
             "hands video {name} seed {seed}: {} frames, {} with a hand, {} false changes, \
              {} under a hand, {}/{} moves in time, late or missed {:?}",
@@ -190,14 +216,196 @@ fn hands_never_cause_a_false_change_and_moves_are_reported_soon_after() {
         assert_eq!(o.under_hand, 0, "{name} seed {seed}: a change under a hand");
         frames += o.frames;
         late += o.late.len();
+        moves += o.moves;
     }
-    println!("hands videos: {frames} frames, {late} of 120 moves late or missed");
-    // The goal is none late. Measured 55 of 120 (seed 3: 1, seed 4: 8, seed 5: 16, 13x13: 8,
-    // 9x9: 22): most are never reported at all while no false change is, so the cause is
-    // points left unseen (the reader's doubt or a hand or motion verdict), not slow
-    // settling. Asserted as a floor under the goal until that is found and fixed.
-    assert!(
-        late <= 55,
-        "{late} moves late or missed, more than measured"
-    );
+    println!("hands videos: {frames} frames, {late} of {moves} moves late or missed");
+    // The goal is none late. Measured 1 of 168: on 19x19 seed 5 the next player's hand
+    // covers a move's point five frames after the last hand left, 0.4 s of clear frames
+    // against the 0.5 s settle time. (Before white stones stopped passing for hands, 55 of
+    // 120 on the first five videos.) Asserted with a move to spare.
+    assert!(late <= 2, "{late} moves late or missed, more than measured");
+}
+
+/// Diagnosis of late moves (run by hand): the watcher's stages replayed one by one, and for
+/// every move not reported in time, per frame from its placing to 12 frames after the hand
+/// left: the tracking, the corner error, the point's raw reading, its and its neighbours'
+/// cover (`.` clear, `m` moving, `H` hand) and what the settler shows for it.
+/// `TENGEN_HANDS_CASE=<size>:<seed>` picks the video (default 9:7).
+#[test]
+#[ignore]
+fn diagnose_late_moves() {
+    use tengen_vision::track::{Cover, Motion, Observation, Settler, TrackStatus, Tracker};
+    use tengen_vision::{PointState, StoneReader};
+    let case = std::env::var("TENGEN_HANDS_CASE").unwrap_or_else(|_| "9:7".into());
+    let (size, seed) = case.split_once(':').expect("size:seed");
+    let seed: u64 = seed.parse().expect("a seed");
+    let sgf = match size {
+        "9" => GAME9,
+        "13" => GAME13,
+        _ => GAME,
+    };
+    let options = VideoOptions {
+        variation: Variation {
+            max_tilt_degrees: 20.0,
+            max_rotation_degrees: 10.0,
+            max_distortion: 0.03,
+            fill: [0.8, 0.9],
+            ..Variation::default()
+        },
+        hand_share: 0.3,
+        tail_frames: 30,
+        ..VideoOptions::default()
+    };
+    let video = Video::from_sgf(sgf, seed, &options).unwrap();
+    let n = video.scene().size.width();
+    let mut tracker = Tracker::new();
+    let mut motion = Motion::new();
+    let mut reader = StoneReader::new().unwrap();
+    let mut settler = Settler::new(video.scene().size, SettleConfig::default());
+    struct Row {
+        status: String,
+        corner_err: f64,
+        to_found: Vec<usize>,
+        cover: Vec<Cover>,
+        raw: Vec<(PointState, f32)>,
+        settled: Vec<Option<Stone>>,
+        truth: Vec<Stone>,
+        occluded: Vec<bool>,
+    }
+    let mut rows = Vec::new();
+    let mut done_at = Vec::new();
+    for f in 0..video.len() {
+        let vf = video.frame(f).unwrap();
+        while done_at.len() < vf.moves_done {
+            done_at.push(f);
+        }
+        let tracked = tracker.update(&vf.rendered.frame);
+        let truth: Vec<Stone> = vf.stones.iter().map(|&s| stone_of(s)).collect();
+        let Some(board) = tracked.board.clone() else {
+            motion.reset();
+            rows.push(Row {
+                status: format!("{:?}", tracked.status),
+                corner_err: f64::NAN,
+                to_found: vec![0; n * n],
+                cover: vec![Cover::Hand; n * n],
+                raw: vec![(PointState::Unseen, 0.0); n * n],
+                settled: vec![None; n * n],
+                truth,
+                occluded: vf.rendered.occluded.clone(),
+            });
+            continue;
+        };
+        if matches!(tracked.status, TrackStatus::Found | TrackStatus::Manual) {
+            motion.reset();
+        }
+        let reading = reader.read(&vf.rendered.frame, &board);
+        let obs: Vec<Observation> = reading
+            .points
+            .iter()
+            .map(|p| Observation {
+                stone: match p.state {
+                    PointState::Empty => Some(Stone::Empty),
+                    PointState::Black => Some(Stone::Black),
+                    PointState::White => Some(Stone::White),
+                    PointState::Unseen => None,
+                },
+                confidence: p.confidence,
+            })
+            .collect();
+        let cover = motion.update(&vf.rendered.frame, &board, &obs).to_vec();
+        settler.push_cover(FRAME * f as u32, &obs, &cover);
+        let map = to_scene(&board, &vf.rendered.corners);
+        let mut to_found = vec![0; n * n];
+        for (i, &j) in map.iter().enumerate() {
+            to_found[j] = i;
+        }
+        let spacing = board.mean_spacing();
+        let corner_err = board
+            .corners
+            .iter()
+            .map(|c| {
+                vf.rendered
+                    .corners
+                    .iter()
+                    .map(|d| (c[0] - d[0]).hypot(c[1] - d[1]))
+                    .fold(f64::INFINITY, f64::min)
+                    / spacing
+            })
+            .fold(0.0, f64::max);
+        rows.push(Row {
+            status: format!("{:?} {:.2}", tracked.status, tracked.seen),
+            corner_err,
+            to_found,
+            cover,
+            raw: reading
+                .points
+                .iter()
+                .map(|p| (p.state, p.confidence))
+                .collect(),
+            settled: settler
+                .current()
+                .unwrap()
+                .points
+                .iter()
+                .map(|p| p.stone)
+                .collect(),
+            truth,
+            occluded: vf.rendered.occluded.clone(),
+        });
+    }
+    let c = |c: Cover| match c {
+        Cover::Clear => '.',
+        Cover::Moving => 'm',
+        Cover::Hand => 'H',
+    };
+    for (k, &(player, point)) in video.moves().iter().enumerate() {
+        let (Some(p), Some(&done)) = (point, done_at.get(k)) else {
+            continue;
+        };
+        let want = stone_of(Some(player));
+        let in_time = (done..(done + 11).min(rows.len()))
+            .any(|f| rows[f].settled.get(rows[f].to_found[p]) == Some(&Some(want)));
+        if in_time {
+            continue;
+        }
+        let placed = (0..done)
+            .rev()
+            .find(|&f| rows[f].truth[p] != want)
+            .map_or(0, |f| f + 1);
+        println!(
+            "move {k} {player:?} at ({}, {}), placed at frame {placed}, done at {done}",
+            p % n,
+            p / n
+        );
+        for (f, r) in rows
+            .iter()
+            .enumerate()
+            .take((done + 13).min(rows.len()))
+            .skip(placed)
+        {
+            let i = r.to_found[p];
+            let (x, y) = ((i % n) as i64, (i / n) as i64);
+            let mut around = String::new();
+            for dy in -1..=1 {
+                for dx in -1..=1 {
+                    let (xx, yy) = (x + dx, y + dy);
+                    around.push(if xx < 0 || yy < 0 || xx >= n as i64 || yy >= n as i64 {
+                        ' '
+                    } else {
+                        c(r.cover[yy as usize * n + xx as usize])
+                    });
+                }
+                around.push('|');
+            }
+            println!(
+                "  f{f:3} {:<16} err {:.2} raw {:?} {:.2} cover {around} settled {:?}{}",
+                r.status,
+                r.corner_err,
+                r.raw[i].0,
+                r.raw[i].1,
+                r.settled[i],
+                if r.occluded[p] { " (occluded)" } else { "" }
+            );
+        }
+    }
 }

@@ -8,7 +8,8 @@ const $ = (id) => document.getElementById(id);
 const view = { state: null, analysis: null, alert: null, camera: null, graph: [] };
 const ui = { ownership: false, pv: null };
 
-if (new URLSearchParams(location.search).get("kiosk") === "1") {
+const kiosk = new URLSearchParams(location.search).get("kiosk") === "1";
+if (kiosk) {
   document.body.classList.add("kiosk");
   document.documentElement.requestFullscreen?.().catch(() => {});
 }
@@ -46,8 +47,10 @@ function render() {
   $("turn").dataset.moves = String(s.moves.length);
   const rules = typeof s.rules === "object" ? (s.rules.scoring || "").toLowerCase() + " scoring" : String(s.rules);
   const handicap = s.setup.length ? `, handicap ${s.setup.length}` : "";
-  const engine = s.engine === "none" ? "engine analyses only" : `engine plays ${s.engine}`;
+  const engine = s.engine === "none" ? "engine analyses only" : `engine plays ${s.engine} at level ${s.level}`;
   $("game-info").textContent = `${s.size[0]}×${s.size[1]}, komi ${s.komi}, ${rules}${handicap}; ${engine}`;
+  // The new-game form offers the level in force; left empty, it stays.
+  $("new-game").elements.level.placeholder = s.level;
   const c = captures(s);
   $("captures").textContent = `Captures: Black ${c.B}, White ${c.W}`;
   $("result").textContent = s.result ? `Result ${s.result}` : "";
@@ -95,7 +98,8 @@ function render() {
 function apply(kind, data) {
   if (kind === "state") {
     const old = view.state;
-    const same = old && old.size.join() === data.size.join() && old.setup.join() === data.setup.join() && old.komi === data.komi;
+    const same = old && old.size.join() === data.size.join() && old.setup.join() === data.setup.join()
+      && old.komi === data.komi && JSON.stringify(old.rules) === JSON.stringify(data.rules);
     let kept = 0;
     if (same) while (kept < old.moves.length && kept < data.moves.length && old.moves[kept] === data.moves[kept]) kept++;
     view.graph = same ? view.graph.filter((p) => p.number <= kept) : [];
@@ -105,7 +109,7 @@ function apply(kind, data) {
   } else if (kind === "analysis") {
     view.analysis = data;
     const black = data.to_move === "B";
-    const p = { number: data.number, winrate: black ? data.winrate : 1 - data.winrate, lead: black ? data.scoreLead : -data.scoreLead };
+    const p = { number: data.number, winrate: black ? data.winrate : 1 - data.winrate, lead: black ? data.scoreLead : -data.scoreLead, visits: data.visits };
     view.graph = view.graph.filter((q) => q.number !== p.number);
     view.graph.push(p);
     view.graph.sort((x, y) => x.number - y.number);
@@ -207,6 +211,36 @@ $("new-game").addEventListener("submit", async (e) => {
   const level = f.get("level");
   if (ok && level) await send({ cmd: "level", level: Number(level) });
 });
+$("pair").addEventListener("click", async () => {
+  const r = await fetch("/api/pair", {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ pin: $("pair-pin").value.trim() }),
+  }).catch(() => null);
+  const msg = $("control-msg");
+  if (!r) { msg.textContent = "offline"; return; }
+  const body = await r.json().catch(() => ({}));
+  if (!r.ok) { msg.textContent = `${r.status}: ${body.error || r.statusText}`; return; }
+  $("token").value = body.token;
+  localStorage.setItem("tengen-token", body.token);
+  msg.textContent = "paired";
+});
+
+/** The kiosk shows the pairing PIN (served to the device's own screen only); it changes
+ * once used, so it is read again every few seconds. */
+async function showPin() {
+  const r = await fetch("/api/pin").catch(() => null);
+  const el = $("pin");
+  // Pairing off, or not the device's own screen: no PIN to show, now or later.
+  if (r && (r.status === 404 || r.status === 403)) { el.hidden = true; return; }
+  if (r && r.ok) {
+    el.textContent = `Pair with PIN ${(await r.json()).pin}`;
+    el.hidden = false;
+  }
+  setTimeout(showPin, 3000);
+}
+if (kiosk) showPin();
+
 $("ownership").addEventListener("change", (e) => { ui.ownership = e.target.checked; render(); });
 
 connect();

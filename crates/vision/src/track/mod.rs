@@ -142,20 +142,14 @@ impl Watcher {
         if matches!(tracked.status, TrackStatus::Found | TrackStatus::Manual) {
             self.motion.reset();
         }
-        let cover = self.motion.update(frame, &board);
-        let mut readings = self.reader.read(frame, &board);
-        let covered: Vec<bool> = cover.iter().map(|&c| c != Cover::Clear).collect();
-        for (r, &c) in readings.iter_mut().zip(&covered) {
-            if c {
-                *r = Observation::UNSEEN;
-            }
-        }
+        let readings = self.reader.read(frame, &board);
+        let cover = self.motion.update(frame, &board, &readings);
         let size = board.size;
         let settler = match &mut self.settler {
             Some(s) if s.size() == size => s,
             slot => slot.insert(Settler::new(size, self.config)),
         };
-        let settled = settler.push_covered(t, &readings, &covered).cloned();
+        let settled = settler.push_cover(t, &readings, cover).cloned();
         let unseen = Some(settler.current().map_or(size.area(), Settled::unseen));
         Update {
             status: Status {

@@ -1,9 +1,17 @@
 //! Motion and hands, per point: each intersection's patch (sampled through the board's
 //! homography) is compared with the last frame's, and checked for skin that the board
 //! itself does not show. A point in a moving region or under a hand is unseen.
+//!
+//! Skin colour alone does not tell a hand from a stone: under warm light a white stone
+//! passes every skin rule and stands as far from the wood's colour as a hand does. What
+//! tells them apart is that a stone stays put: a skin-like point whose patch has been
+//! still for a few frames and that the reader reads with confidence (its classifier knows
+//! hands as occluded) is a stone or wood, not a hand.
 
 use crate::find::FoundBoard;
 use crate::frame::{Frame, PixelFormat};
+
+use super::settle::Observation;
 
 /// Samples per side of a point's patch (a square half a spacing either way).
 const PATCH: usize = 5;
@@ -14,6 +22,12 @@ const SKIN_SHARE: f32 = 0.4;
 /// How far (RGB distance) a skin-like patch must be from the board's wood to count: wood
 /// is often skin-coloured itself.
 const SKIN_FROM_WOOD: f32 = 40.0;
+/// Frames a skin-like point's own patch must have been still, read with confidence, to be
+/// taken as what it is read as rather than a hand (the first clear frame after a hand
+/// leaves still differs from the last one under it, so this is about 0.1 s after that).
+const STILL_FRAMES: u8 = 2;
+/// The least confidence of a reading that can clear a skin-like point.
+const SURE_READING: f32 = 0.9;
 
 /// Why a point cannot be read in this frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,10 +40,20 @@ pub enum Cover {
     Hand,
 }
 
-/// Remembers each point's last patch.
+/// Remembers each point's last patch and how long it has been still; owns its buffers,
+/// so a frame of the same board allocates nothing.
 #[derive(Clone, Debug, Default)]
 pub struct Motion {
     last: Vec<[f32; PATCH * PATCH]>,
+    /// Per point: frames in a row its own patch has not moved (0 without a last frame).
+    still: Vec<u8>,
+    patches: Vec<[f32; PATCH * PATCH]>,
+    skin: Vec<f32>,
+    colour: Vec<[f32; 3]>,
+    diffs: Vec<f32>,
+    sorted: Vec<f32>,
+    moving: Vec<bool>,
+    cover: Vec<Cover>,
 }
 
 impl Motion {
@@ -41,60 +65,88 @@ impl Motion {
     /// Forgets the last frame (after the board was lost or found again).
     pub fn reset(&mut self) {
         self.last.clear();
+        self.still.clear();
     }
 
-    /// Each point's cover in this frame, row-major from the board's top-left.
-    pub fn update(&mut self, frame: &Frame, board: &FoundBoard) -> Vec<Cover> {
+    /// Each point's cover in this frame, row-major from the board's top-left. `readings`
+    /// are the reader's for the same frame (empty when there are none: every skin-like
+    /// point is then a hand).
+    pub fn update(
+        &mut self,
+        frame: &Frame,
+        board: &FoundBoard,
+        readings: &[Observation],
+    ) -> &[Cover] {
         let (w, h) = (board.size.width(), board.size.height());
-        let mut patches = Vec::with_capacity(w * h);
-        let mut skin = Vec::with_capacity(w * h);
-        let mut colour = Vec::with_capacity(w * h);
+        let n = w * h;
+        self.patches.clear();
+        self.skin.clear();
+        self.colour.clear();
         for row in 0..h {
             for col in 0..w {
                 let (p, s, c) = patch(frame, board, col as f64, row as f64);
-                patches.push(p);
-                skin.push(s);
-                colour.push(c);
+                self.patches.push(p);
+                self.skin.push(s);
+                self.colour.push(c);
             }
         }
-        let mut cover = vec![Cover::Clear; w * h];
-        // Hands: skin-like and unlike the board's usual colour (the median patch colour).
-        let wood = median_colour(&colour);
-        for i in 0..w * h {
+        self.moving.clear();
+        self.moving.resize(n, false);
+        let history = self.last.len() == n && self.still.len() == n;
+        if history {
+            self.diffs.clear();
+            self.diffs
+                .extend(self.patches.iter().zip(&self.last).map(|(a, b)| {
+                    a.iter().zip(b).map(|(x, y)| (x - y).abs()).sum::<f32>() / a.len() as f32
+                }));
+            self.sorted.clone_from(&self.diffs);
+            self.sorted.sort_by(f32::total_cmp);
+            let common = self.sorted[n / 2];
+            for i in 0..n {
+                self.moving[i] = self.diffs[i] - common > MOTION_LEVEL;
+                self.still[i] = if self.moving[i] {
+                    0
+                } else {
+                    self.still[i].saturating_add(1)
+                };
+            }
+        } else {
+            self.still.clear();
+            self.still.resize(n, 0);
+        }
+        self.cover.clear();
+        self.cover.resize(n, Cover::Clear);
+        // Hands: skin-like and unlike the board's usual colour (the median patch colour),
+        // unless the point has held still and reads clearly as a stone or wood.
+        let wood = median_colour(&self.colour, &mut self.sorted);
+        for i in 0..n {
             let d = (0..3)
-                .map(|k| (colour[i][k] - wood[k]).powi(2))
+                .map(|k| (self.colour[i][k] - wood[k]).powi(2))
                 .sum::<f32>()
                 .sqrt();
-            if skin[i] >= SKIN_SHARE && d >= SKIN_FROM_WOOD {
-                cover[i] = Cover::Hand;
+            let sure = readings
+                .get(i)
+                .is_some_and(|r| r.stone.is_some() && r.confidence >= SURE_READING);
+            let settled = sure && self.still[i] >= STILL_FRAMES;
+            if self.skin[i] >= SKIN_SHARE && d >= SKIN_FROM_WOOD && !settled {
+                self.cover[i] = Cover::Hand;
             }
         }
-        if self.last.len() == patches.len() {
-            let diffs: Vec<f32> = patches
-                .iter()
-                .zip(&self.last)
-                .map(|(a, b)| {
-                    a.iter().zip(b).map(|(x, y)| (x - y).abs()).sum::<f32>() / a.len() as f32
-                })
-                .collect();
-            let mut sorted = diffs.clone();
-            sorted.sort_by(f32::total_cmp);
-            let common = sorted[sorted.len() / 2];
-            let moving: Vec<bool> = diffs.iter().map(|d| d - common > MOTION_LEVEL).collect();
+        if history {
             // A neighbour of a moving point is held too: motion blurs past patch edges.
             for y in 0..h {
                 for x in 0..w {
                     let near = (y.saturating_sub(1)..(y + 2).min(h)).any(|yy| {
-                        (x.saturating_sub(1)..(x + 2).min(w)).any(|xx| moving[yy * w + xx])
+                        (x.saturating_sub(1)..(x + 2).min(w)).any(|xx| self.moving[yy * w + xx])
                     });
-                    if near && cover[y * w + x] == Cover::Clear {
-                        cover[y * w + x] = Cover::Moving;
+                    if near && self.cover[y * w + x] == Cover::Clear {
+                        self.cover[y * w + x] = Cover::Moving;
                     }
                 }
             }
         }
-        self.last = patches;
-        cover
+        std::mem::swap(&mut self.last, &mut self.patches);
+        &self.cover
     }
 }
 
@@ -152,11 +204,13 @@ fn is_skin([r, g, b]: [u8; 3]) -> bool {
         && (r - g).abs() > 15
 }
 
-fn median_colour(colours: &[[f32; 3]]) -> [f32; 3] {
+/// The per-channel median of the colours (`scratch` is reused).
+fn median_colour(colours: &[[f32; 3]], scratch: &mut Vec<f32>) -> [f32; 3] {
     std::array::from_fn(|k| {
-        let mut v: Vec<f32> = colours.iter().map(|c| c[k]).collect();
-        v.sort_by(f32::total_cmp);
-        v.get(v.len() / 2).copied().unwrap_or(0.0)
+        scratch.clear();
+        scratch.extend(colours.iter().map(|c| c[k]));
+        scratch.sort_by(f32::total_cmp);
+        scratch.get(scratch.len() / 2).copied().unwrap_or(0.0)
     })
 }
 
@@ -191,16 +245,25 @@ mod tests {
     fn a_still_board_is_clear_and_a_change_is_motion_around_it() {
         let (mut frame, board) = setup();
         let mut m = Motion::new();
-        assert!(m.update(&frame, &board).iter().all(|&c| c == Cover::Clear));
-        assert!(m.update(&frame, &board).iter().all(|&c| c == Cover::Clear));
+        assert!(m
+            .update(&frame, &board, &[])
+            .iter()
+            .all(|&c| c == Cover::Clear));
+        assert!(m
+            .update(&frame, &board, &[])
+            .iter()
+            .all(|&c| c == Cover::Clear));
         // A dark stone appears at (4, 4), 100 px from the corner.
         paint(&mut frame, 92, 92, 17, [20, 20, 20]);
-        let c = m.update(&frame, &board);
+        let c = m.update(&frame, &board, &[]);
         assert_eq!(c[4 * 9 + 4], Cover::Moving);
         assert_eq!(c[3 * 9 + 5], Cover::Moving);
         assert_eq!(c[0], Cover::Clear);
         // Still again: clear.
-        assert!(m.update(&frame, &board).iter().all(|&c| c == Cover::Clear));
+        assert!(m
+            .update(&frame, &board, &[])
+            .iter()
+            .all(|&c| c == Cover::Clear));
     }
 
     #[test]
@@ -209,11 +272,60 @@ mod tests {
         let mut m = Motion::new();
         // The wood itself passes the skin rule: it must not count as a hand.
         assert!(is_skin([200, 170, 110]));
-        assert!(m.update(&frame, &board).iter().all(|&c| c == Cover::Clear));
+        assert!(m
+            .update(&frame, &board, &[])
+            .iter()
+            .all(|&c| c == Cover::Clear));
         // A pinkish hand over the bottom-left corner.
         paint(&mut frame, 0, 130, 70, [225, 140, 130]);
-        let c = m.update(&frame, &board);
+        let c = m.update(&frame, &board, &[]);
         assert_eq!(c[8 * 9], Cover::Hand);
         assert_eq!(c[0], Cover::Clear);
+    }
+
+    #[test]
+    fn a_still_stone_that_passes_the_skin_rule_is_a_hand_only_until_it_reads_clearly() {
+        use crate::track::{Observation, Stone};
+        let (mut frame, board) = setup();
+        let white = Observation {
+            stone: Some(Stone::White),
+            confidence: 0.99,
+        };
+        let doubtful = Observation {
+            confidence: 0.7,
+            ..white
+        };
+        let mut sure = vec![white; 81];
+        let mut unsure = vec![doubtful; 81];
+        let (mut m, mut blind, mut doubting) = (Motion::new(), Motion::new(), Motion::new());
+        for _ in 0..2 {
+            m.update(&frame, &board, &sure);
+            blind.update(&frame, &board, &[]);
+            doubting.update(&frame, &board, &unsure);
+        }
+        // A white stone under warm light at (4, 4): skin-like and far from the wood.
+        let stone = [235, 200, 160];
+        assert!(is_skin(stone));
+        paint(&mut frame, 92, 92, 17, stone);
+        let at = 4 * 9 + 4;
+        sure[at] = white;
+        unsure[at] = doubtful;
+        // It arrived (a hand may have brought it): held as a hand while it has not been still.
+        for frame_no in 0..2 {
+            assert_eq!(
+                m.update(&frame, &board, &sure)[at],
+                Cover::Hand,
+                "{frame_no}"
+            );
+            assert_eq!(blind.update(&frame, &board, &[])[at], Cover::Hand);
+            assert_eq!(doubting.update(&frame, &board, &unsure)[at], Cover::Hand);
+        }
+        // Still for two frames and read clearly: a stone. Without a clear reading: a hand.
+        assert_eq!(m.update(&frame, &board, &sure)[at], Cover::Clear);
+        assert_eq!(blind.update(&frame, &board, &[])[at], Cover::Hand);
+        assert_eq!(doubting.update(&frame, &board, &unsure)[at], Cover::Hand);
+        // It moves again: a hand until still again.
+        paint(&mut frame, 92, 92, 17, [225, 140, 130]);
+        assert_eq!(m.update(&frame, &board, &sure)[at], Cover::Hand);
     }
 }

@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use tengen_rules::BoardSize;
 
+use super::motion::Cover;
+
 /// What is on one point.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Stone {
@@ -98,6 +100,10 @@ struct PointState {
     in_view: Option<Duration>,
     /// The lowest confidence of the candidate's readings.
     confidence: f32,
+    /// The last frame, when it held the point back for motion alone: its time and what
+    /// was read then. Should the next frame show no motion, the two frames look the same,
+    /// so the still run began with that one.
+    moved: Option<(Duration, Option<(Stone, f32)>)>,
 }
 
 /// Turns a stream of per-frame readings into settled boards.
@@ -145,26 +151,67 @@ impl Settler {
     ) -> Option<&Settled> {
         let n = self.points.len();
         let whole = readings.len() == n && covered.len() == n;
-        let seen = |i: usize| -> Option<(Stone, f32)> {
-            let r = readings.get(i).filter(|_| whole)?;
-            let s = r.stone?;
-            (r.confidence >= self.config.min_confidence).then_some((s, r.confidence))
-        };
-        let now: Vec<Option<(Stone, f32)>> = (0..n).map(seen).collect();
-        for (i, (p, r)) in self.points.iter_mut().zip(&now).enumerate() {
-            if !whole || covered[i] {
+        self.step(t, readings, |i| match covered.get(i).filter(|_| whole) {
+            Some(false) => Cover::Clear,
+            _ => Cover::Hand,
+        })
+    }
+
+    /// As [`Settler::push_covered`], with each point's cover as motion found it and the
+    /// reader's readings of every point, covered ones included (they are not reported).
+    /// A point held back by motion alone whose next frame shows none was still from that
+    /// frame on: its time in view, and its reading if the same, count from there.
+    pub fn push_cover(
+        &mut self,
+        t: Duration,
+        readings: &[Observation],
+        cover: &[Cover],
+    ) -> Option<&Settled> {
+        let n = self.points.len();
+        let whole = readings.len() == n && cover.len() == n;
+        self.step(t, readings, |i| match cover.get(i).filter(|_| whole) {
+            Some(&c) => c,
+            None => Cover::Hand,
+        })
+    }
+
+    fn step(
+        &mut self,
+        t: Duration,
+        readings: &[Observation],
+        cover: impl Fn(usize) -> Cover,
+    ) -> Option<&Settled> {
+        let n = self.points.len();
+        let min = self.config.min_confidence;
+        for (i, p) in self.points.iter_mut().enumerate() {
+            let c = cover(i);
+            let r = readings
+                .get(i)
+                .filter(|_| c != Cover::Hand)
+                .and_then(|r| Some((r.stone?, r.confidence)))
+                .filter(|&(_, conf)| conf >= min);
+            if c != Cover::Clear {
                 p.in_view = None;
-            } else {
-                p.in_view.get_or_insert(t);
+                p.candidate = None;
+                p.moved = (c == Cover::Moving).then_some((t, r));
+                continue;
             }
-            match *r {
+            let moved = p.moved.take();
+            p.in_view.get_or_insert(moved.map_or(t, |(t0, _)| t0));
+            match r {
                 None => p.candidate = None,
                 Some((s, c)) => match p.candidate {
                     Some((cs, _)) if cs == s => p.confidence = p.confidence.min(c),
-                    _ => {
-                        p.candidate = Some((s, t));
-                        p.confidence = c;
-                    }
+                    _ => match moved {
+                        Some((t0, Some((ms, mc)))) if ms == s => {
+                            p.candidate = Some((s, t0));
+                            p.confidence = c.min(mc);
+                        }
+                        _ => {
+                            p.candidate = Some((s, t));
+                            p.confidence = c;
+                        }
+                    },
                 },
             }
         }
@@ -356,6 +403,41 @@ mod tests {
         assert_eq!(s.current().unwrap().unseen(), 81);
         s.push(ms(2000), &[E; 3]);
         assert_eq!(s.current().unwrap().unseen(), 81);
+    }
+
+    #[test]
+    fn a_still_run_counts_from_its_first_frame_after_motion_but_not_after_a_hand() {
+        let size = BoardSize::square(9).unwrap();
+        let run = |first: Cover, first_reading: Observation| {
+            let mut s = Settler::new(size, SettleConfig::default());
+            let empty = board(9, E);
+            let clear = vec![Cover::Clear; 81];
+            s.push_cover(ms(0), &empty, &clear);
+            s.push_cover(ms(500), &empty, &clear);
+            // A stone appears at 40: the frame it appears in shows motion around it.
+            let mut placed = empty.clone();
+            placed[40] = first_reading;
+            let mut moving = clear.clone();
+            for j in [30, 31, 32, 39, 40, 41, 48, 49, 50] {
+                moving[j] = first;
+            }
+            s.push_cover(ms(600), &placed, &moving);
+            placed[40] = B;
+            let mut at = Vec::new();
+            for t in (700..=1300).step_by(100) {
+                s.push_cover(ms(t), &placed, &clear);
+                if s.current().unwrap().points[40].stone == Some(Stone::Black) {
+                    at.push(t);
+                }
+            }
+            at.first().copied()
+        };
+        // The next frame showed no motion, so the frame at 600 already looked still.
+        assert_eq!(run(Cover::Moving, B), Some(1100));
+        // Read otherwise in that frame: the stone counts from 700.
+        assert_eq!(run(Cover::Moving, E), Some(1200));
+        // A hand over it then: nothing counts from that frame.
+        assert_eq!(run(Cover::Hand, B), Some(1200));
     }
 
     #[test]
