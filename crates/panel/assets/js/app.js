@@ -209,7 +209,9 @@ $("new-game").addEventListener("submit", async (e) => {
     handicap: Number(f.get("handicap")), engine: f.get("engine"),
   });
   const level = f.get("level");
-  if (ok && level) await send({ cmd: "level", level: Number(level) });
+  // A number is a classical level, anything else a rank ("12k", "max"): the daemon checks it.
+  const text = String(level || "").trim();
+  if (ok && text) await send({ cmd: "level", level: /^\d+$/.test(text) ? Number(text) : text });
 });
 $("pair").addEventListener("click", async () => {
   const r = await fetch("/api/pair", {
