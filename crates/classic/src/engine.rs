@@ -63,6 +63,7 @@ pub struct Judgement {
 
 /// The classical engine. Thread-safe: each call borrows a reader from a pool.
 pub struct Classic {
+    level: u8,
     settings: LevelSettings,
     readers: Mutex<Vec<Reader>>,
     rng: Mutex<fastrand::Rng>,
@@ -79,11 +80,18 @@ impl std::fmt::Debug for Classic {
 impl Classic {
     /// An engine at `level` (1..=10), its randomness seeded by `seed`.
     pub fn new(level: u8, seed: u64) -> Classic {
+        let level = level.clamp(*LEVELS.start(), *LEVELS.end());
         Classic {
+            level,
             settings: LevelSettings::of(level),
             readers: Mutex::new(Vec::new()),
             rng: Mutex::new(fastrand::Rng::with_seed(seed)),
         }
+    }
+
+    /// The level it plays at (1..=10).
+    pub fn level(&self) -> u8 {
+        self.level
     }
 
     /// The settings in use.

@@ -90,9 +90,6 @@ pub struct Settings {
     pub analysis_max_visits: u64,
     /// What the MQTT `gtp` pass-through may run.
     pub remote_gtp: RemoteGtp,
-    /// The configured engine level as shown (`[engine] level`), until a level command
-    /// sets another.
-    pub level: String,
 }
 
 impl Default for Settings {
@@ -107,8 +104,6 @@ impl Default for Settings {
             analysis_top: 5,
             analysis_max_visits: 20_000,
             remote_gtp: RemoteGtp::default(),
-            // The configuration's default level (the classical engine's strongest).
-            level: "10".into(),
         }
     }
 }
@@ -997,10 +992,8 @@ impl Appliance {
     }
 
     fn push_state_thinking(&mut self, thinking: bool) {
-        let level = match self.level {
-            Some(l) => l.to_string(),
-            None => self.settings.level.clone(),
-        };
+        // The engine's own level: what it plays at, configured or set by a command.
+        let level = self.engine.level().to_string();
         let state = State::of(self.engine.game(), self.game.engine, level, thinking);
         self.push("state", &state, true);
     }

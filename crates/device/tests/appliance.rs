@@ -240,14 +240,14 @@ fn bad_input_gives_alerts_and_changes_nothing() {
 
 /// An appliance whose engine has the classical engine, so that `tengen-level` applies.
 fn open_classic(dir: &Path) -> Appliance {
-    open_classic_at(dir, &Settings::default().level)
+    open_classic_at(dir, 5)
 }
 
-/// [`open_classic`] with `level` as the configured level's text.
-fn open_classic_at(dir: &Path, level: &str) -> Appliance {
+/// [`open_classic`] with the classical engine configured at `level`.
+fn open_classic_at(dir: &Path, level: u8) -> Appliance {
     let mut engine = engine();
     let config = EngineConfig {
-        moves: Decider::Classic(Arc::new(tengen_classic::Classic::new(5, 1))),
+        moves: Decider::Classic(Arc::new(tengen_classic::Classic::new(level, 1))),
         ..engine.config().clone()
     };
     engine.reset(config).unwrap();
@@ -258,7 +258,6 @@ fn open_classic_at(dir: &Path, level: &str) -> Appliance {
             ..GameSettings::default()
         },
         window: 1,
-        level: level.into(),
         ..Settings::default()
     };
     Appliance::open(engine, dir, settings).unwrap()
@@ -324,6 +323,8 @@ fn a_rank_set_over_mqtt_is_journalled_and_kept_across_a_restart_and_new_games() 
     let strength = |app: &Appliance| app.engine().config().strength.to_string();
     {
         let mut app = open(dir.path(), EngineSide::None);
+        // A searching engine plays at full strength until told otherwise.
+        assert_eq!(state(&app.take_outbox()).level, "max");
         app.on_command(br#"{"cmd":"level","level":"12k"}"#);
         let out = app.take_outbox();
         assert!(last(&out, "alert").is_none());
@@ -384,7 +385,7 @@ fn journals_written_as_text_before_typed_records_still_replay() {
 #[test]
 fn the_state_shows_the_configured_level_until_a_level_command_sets_one() {
     let dir = tempfile::tempdir().unwrap();
-    let mut app = open_classic_at(dir.path(), "7");
+    let mut app = open_classic_at(dir.path(), 7);
     assert_eq!(state(&app.take_outbox()).level, "7");
     app.on_command(br#"{"cmd":"level","level":4}"#);
     assert_eq!(state(&app.take_outbox()).level, "4");
@@ -395,7 +396,7 @@ fn the_state_shows_the_configured_level_until_a_level_command_sets_one() {
     assert_eq!(state(&app.take_outbox()).level, "2");
     drop(app);
     // The journalled level, not the configured one, is shown after a restart.
-    let mut app = open_classic_at(dir.path(), "7");
+    let mut app = open_classic_at(dir.path(), 7);
     assert_eq!(state(&app.take_outbox()).level, "2");
 }
 

@@ -425,13 +425,6 @@ fn settings(cfg: &Config) -> Result<Settings> {
         analysis_interval: Duration::from_millis(a.interval_ms),
         analysis_top: a.top,
         analysis_max_visits: a.max_visits,
-        // A configured rank is the level a searching engine plays at; else the classical one.
-        level: match &cfg.engine.strength {
-            Some(s) => s
-                .parse::<tengen_search::Strength>()
-                .map_or_else(|_| s.clone(), |s| s.to_string()),
-            None => cfg.engine.level.to_string(),
-        },
     })
 }
 

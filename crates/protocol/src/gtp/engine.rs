@@ -267,6 +267,14 @@ impl Engine {
         &self.config
     }
 
+    /// The level moves are chosen at: the classical engine's, or the search's strength.
+    pub fn level(&self) -> Level {
+        match &self.config.moves {
+            Decider::Classic(c) => Level::Classic(c.level()),
+            Decider::Search => Level::Strength(self.config.strength),
+        }
+    }
+
     /// Starts over under `config`: a new 19x19 game, no clocks, a fresh search tree, so
     /// that nothing of an earlier game or client remains (a server's next client).
     pub fn reset(&mut self, config: EngineConfig) -> Result<()> {
