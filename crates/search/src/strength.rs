@@ -147,20 +147,21 @@ pub struct RankSettings {
     pub visits: u64,
     /// Root policy temperature: above 1 spreads the search (and the draw) over more moves.
     pub temperature: f64,
-    /// Largest point loss of a deliberate mistake on 19x19 in the opening, middle game and
-    /// endgame (smaller boards scale it by their side).
+    /// Largest point loss of a deliberate mistake in the opening, middle game and endgame,
+    /// on any board (a stone's worth spread over a game's moves is about the same per move
+    /// on every board).
     pub budget: [f64; 3],
 }
 
 impl RankSettings {
-    /// The loss budget, in points, for a move in `phase` on a board of side `side`.
-    pub fn budget_for(&self, phase: GamePhase, side: usize) -> f64 {
+    /// The loss budget, in points, for a move in `phase`.
+    pub fn budget_for(&self, phase: GamePhase) -> f64 {
         let i = match phase {
             GamePhase::Opening => 0,
             GamePhase::Middle => 1,
             GamePhase::Endgame => 2,
         };
-        self.budget[i] * side as f64 / 19.0
+        self.budget[i]
     }
 
     /// `base` as this rank's search uses it (a flatter root policy).
@@ -180,42 +181,48 @@ const fn row(visits: u64, temperature: f64, budget: [f64; 3]) -> RankSettings {
     }
 }
 
-/// The rank table, weakest first (25k .. 1k, 1d .. 5d). Visits double every ten ranks
-/// from 32 (fewer leave too few evaluated moves to choose among), temperature falls
-/// linearly from 3 to 1, and the budgets shrink by 15% a rank: a first guess
-/// shaped after human point-loss statistics, to be refined by the calibration matches
-/// (docs/strength.md).
+/// The rank table, weakest first (25k .. 1k, 1d .. 5d).
+///
+/// Principle: one rank costs about one stone, and a stone is about a 25th of the board's
+/// points a game; a side plays about 0.37 of the board's points in moves, so a rank adds
+/// about 0.11 points to the average loss per move, on any board. The table aims at
+/// 0.30 + 0.11 points per move per rank below 5d (3.5 at 25k; `max` loses about 0.1 by
+/// the same measure) and the middle-game budgets are set so the measured loss follows it
+/// (docs/strength.md). Visits grow fourfold from 64 at 25k to 256 at 5d, temperature falls
+/// geometrically from 8 to 1 (weak ranks need a flat policy for enough evaluated moves to
+/// draw large mistakes from), and the opening's budget is 70% and the endgame's 50% of the
+/// middle game's.
 pub const TABLE: [RankSettings; 30] = [
-    row(32, 3.00, [21.00, 30.00, 15.00]), // 25k
-    row(34, 2.93, [17.85, 25.50, 12.75]), // 24k
-    row(37, 2.86, [15.17, 21.67, 10.84]), // 23k
-    row(39, 2.79, [12.90, 18.42, 9.21]),  // 22k
-    row(42, 2.72, [10.96, 15.66, 7.83]),  // 21k
-    row(45, 2.66, [9.32, 13.31, 6.66]),   // 20k
-    row(49, 2.59, [7.92, 11.31, 5.66]),   // 19k
-    row(52, 2.52, [6.73, 9.62, 4.81]),    // 18k
-    row(56, 2.45, [5.72, 8.17, 4.09]),    // 17k
-    row(60, 2.38, [4.86, 6.95, 3.47]),    // 16k
-    row(64, 2.31, [4.13, 5.91, 2.95]),    // 15k
-    row(69, 2.24, [3.51, 5.02, 2.51]),    // 14k
-    row(74, 2.17, [2.99, 4.27, 2.13]),    // 13k
-    row(79, 2.10, [2.54, 3.63, 1.81]),    // 12k
-    row(84, 2.03, [2.16, 3.08, 1.54]),    // 11k
-    row(91, 1.97, [1.83, 2.62, 1.31]),    // 10k
-    row(97, 1.90, [1.56, 2.23, 1.11]),    // 9k
-    row(104, 1.83, [1.33, 1.89, 0.95]),   // 8k
-    row(111, 1.76, [1.13, 1.61, 0.80]),   // 7k
-    row(119, 1.69, [0.96, 1.37, 0.68]),   // 6k
-    row(128, 1.62, [0.81, 1.16, 0.58]),   // 5k
-    row(137, 1.55, [0.69, 0.99, 0.49]),   // 4k
-    row(147, 1.48, [0.59, 0.84, 0.42]),   // 3k
-    row(158, 1.41, [0.50, 0.71, 0.36]),   // 2k
-    row(169, 1.34, [0.42, 0.61, 0.30]),   // 1k
-    row(181, 1.28, [0.36, 0.52, 0.26]),   // 1d
-    row(194, 1.21, [0.31, 0.44, 0.22]),   // 2d
-    row(208, 1.14, [0.26, 0.37, 0.19]),   // 3d
-    row(223, 1.07, [0.22, 0.32, 0.16]),   // 4d
-    row(239, 1.00, [0.19, 0.27, 0.13]),   // 5d
+    row(64, 8.00, [17.50, 25.00, 12.50]), // 25k
+    row(67, 7.45, [16.20, 23.14, 11.57]), // 24k
+    row(70, 6.93, [15.00, 21.43, 10.71]), // 23k
+    row(74, 6.45, [13.88, 19.84, 9.92]),  // 22k
+    row(77, 6.01, [12.85, 18.36, 9.18]),  // 21k
+    row(81, 5.59, [11.90, 17.00, 8.50]),  // 20k
+    row(85, 5.20, [11.45, 16.35, 8.18]),  // 19k
+    row(89, 4.84, [11.01, 15.73, 7.86]),  // 18k
+    row(94, 4.51, [10.59, 15.13, 7.57]),  // 17k
+    row(98, 4.20, [10.19, 14.55, 7.28]),  // 16k
+    row(103, 3.91, [9.80, 14.00, 7.00]),  // 15k
+    row(108, 3.64, [9.16, 13.09, 6.54]),  // 14k
+    row(114, 3.38, [8.57, 12.24, 6.12]),  // 13k
+    row(119, 3.15, [8.01, 11.44, 5.72]),  // 12k
+    row(125, 2.93, [7.49, 10.70, 5.35]),  // 11k
+    row(131, 2.73, [7.00, 10.00, 5.00]),  // 10k
+    row(138, 2.54, [6.42, 9.17, 4.59]),   // 9k
+    row(144, 2.36, [5.89, 8.42, 4.21]),   // 8k
+    row(151, 2.20, [5.41, 7.72, 3.86]),   // 7k
+    row(159, 2.05, [4.96, 7.08, 3.54]),   // 6k
+    row(166, 1.91, [4.55, 6.50, 3.25]),   // 5k
+    row(175, 1.77, [4.02, 5.74, 2.87]),   // 4k
+    row(183, 1.65, [3.55, 5.07, 2.54]),   // 3k
+    row(192, 1.54, [3.14, 4.48, 2.24]),   // 2k
+    row(202, 1.43, [2.77, 3.96, 1.98]),   // 1k
+    row(211, 1.33, [2.45, 3.50, 1.75]),   // 1d
+    row(222, 1.24, [2.05, 2.92, 1.46]),   // 2d
+    row(233, 1.15, [1.71, 2.44, 1.22]),   // 3d
+    row(244, 1.07, [1.43, 2.04, 1.02]),   // 4d
+    row(256, 1.00, [1.19, 1.70, 0.85]),   // 5d
 ];
 
 /// One candidate of a rank's draw.
@@ -241,8 +248,7 @@ pub fn candidates(analysis: &Analysis, game: &Game, settings: &RankSettings) -> 
     let board = game.board();
     let lead = |m: &MoveInfo| mover_view(mover, m.score_lead);
     let best_lead = lead(best);
-    let side = board.size().width().max(board.size().height());
-    let budget = settings.budget_for(GamePhase::of(game), side);
+    let budget = settings.budget_for(GamePhase::of(game));
     let pass_ok = best.mv == Move::Pass && !opponent_has_dead_stones(analysis, game);
     analysis
         .moves
