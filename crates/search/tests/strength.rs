@@ -97,8 +97,9 @@ fn check_move(game: &Game, mv: Move, s: Strength) {
 
 /// The mover's expected point loss at `s` in `game`, by a full-strength judge: the
 /// judged loss of each move the rank may draw, weighted as its draw weighs it (the search's
-/// own move at `max`). The first move of the draw is checked for the safety rules; the
-/// judged leads are cached in `after` by (position `i`, move).
+/// own move at `max`; the fallback's move when nothing is left to draw from). Every move
+/// is checked for the safety rules; the judged leads are cached in `after` by (position
+/// `i`, move).
 fn expected_loss(
     ev: &Arc<dyn Evaluator>,
     (i, game): (usize, &Game),
@@ -113,8 +114,13 @@ fn expected_loss(
             let cands = strength::candidates(&a, game, r);
             let total: f64 = cands.iter().map(|c| c.weight).sum();
             let mv = strength::choose(&a, game, r, &mut fastrand::Rng::with_seed(26));
-            check_move(game, mv.expect("a move"), s);
-            cands.iter().map(|c| (c.mv, c.weight / total)).collect()
+            let mv = mv.expect("a move");
+            if total > 0.0 {
+                cands.iter().map(|c| (c.mv, c.weight / total)).collect()
+            } else {
+                // No candidate: the move is the fallback's, chosen for sure.
+                vec![(mv, 1.0)]
+            }
         }
         None => vec![(analyse(ev, game, s).best_move().expect("a move"), 1.0)],
     };
