@@ -16,13 +16,13 @@ use tengen_vision::{
     find_board, read_image, BoardReading, FoundBoard, Homography, Point, PointState, StoneReader,
 };
 
-/// Points agreeing (of 17 x 361) below which the test fails (6109 measured when set).
-const POINTS_FLOOR: usize = 6095;
-/// Boards read exactly (of 17) below which the test fails (13 measured when set).
-const BOARDS_FLOOR: usize = 12;
+/// Points agreeing (of 17 x 361) below which the test fails (6127 measured when set).
+const POINTS_FLOOR: usize = 6120;
+/// Boards read exactly (of 17) below which the test fails (15 measured when set).
+const BOARDS_FLOOR: usize = 14;
 /// Points agreeing (of 12 x 361) with the labelled corners below which the test fails
-/// (4311 measured when set).
-const LABELLED_FLOOR: usize = 4290;
+/// (4322 measured when set).
+const LABELLED_FLOOR: usize = 4315;
 
 struct Case {
     name: String,

@@ -109,6 +109,13 @@ impl Tally {
 
     fn print_misses(&self) {
         let m = &self.misses;
+        // A stone outside the picture cannot be seen: `Unseen` is the right reading there.
+        println!(
+            "  {}/{} points right ({:.3}%) with a point out of view right when unseen",
+            self.right + m.out_of_view,
+            self.points,
+            100.0 * (self.right + m.out_of_view) as f64 / self.points.max(1) as f64
+        );
         println!(
             "  patches centred within {:.2} cell of half-way up the stones drawn",
             self.centre_error
@@ -273,6 +280,7 @@ fn patch_centre_error(shot: &Rendered, board: &FoundBoard, thickness: f64) -> f6
 fn run(first: u64, frames: u64, find: bool) -> (Tally, Tally) {
     let mut reader = stone_reader();
     let (mut given, mut found) = (Tally::default(), Tally::default());
+    let mut finding = Finding::default();
     // `TENGEN_VISION_SEEDS=a,b` reads only those seeds of the run; `TENGEN_VISION_OVERLAY=DIR`
     // writes each frame read with a miss, its grid and its wrong points marked, as PNG.
     let only: Option<Vec<u64>> = std::env::var("TENGEN_VISION_SEEDS")
@@ -308,7 +316,9 @@ fn run(first: u64, frames: u64, find: bool) -> (Tally, Tally) {
         if !find {
             continue;
         }
-        match find_board(&shot.frame) {
+        let outcome = find_board(&shot.frame);
+        finding.add(&outcome, &shot, scene.size);
+        match outcome {
             Ok(b) if b.size == scene.size => {
                 let reading = reader.read(&shot.frame, &b);
                 let best = (0..4)
@@ -326,7 +336,83 @@ fn run(first: u64, frames: u64, find: bool) -> (Tally, Tally) {
             _ => found.missed(scene.size.width()),
         }
     }
+    if find {
+        finding.print();
+    }
     (given, found)
+}
+
+/// How board finding did on the rendered frames: not found, another size, or the right
+/// size with its corners on the drawn ones (within a quarter of a spacing) or off them.
+#[derive(Default)]
+struct Finding {
+    none: usize,
+    wrong_size: usize,
+    on_grid: usize,
+    off_grid: usize,
+    /// Sizes of the boards found off the grid, and the worst corner error there (spacings).
+    off: Vec<(usize, f64)>,
+}
+
+impl Finding {
+    fn add(
+        &mut self,
+        outcome: &Result<FoundBoard, tengen_vision::NoBoard>,
+        shot: &Rendered,
+        size: BoardSize,
+    ) {
+        let Ok(b) = outcome else {
+            self.none += 1;
+            return;
+        };
+        if b.size != size {
+            self.wrong_size += 1;
+            return;
+        }
+        // The drawn board's spacing: its perimeter over the 4 (n - 1) cells along it.
+        let c = shot.corners;
+        let d = |a: [f64; 2], b: [f64; 2]| (a[0] - b[0]).hypot(a[1] - b[1]);
+        let spacing = (0..4).map(|k| d(c[k], c[(k + 1) % 4])).sum::<f64>()
+            / (4.0 * (size.width() - 1) as f64);
+        // The found corners, in either order and from any start, against the drawn ones.
+        let error = (0..4)
+            .flat_map(|start| [false, true].map(move |rev| (start, rev)))
+            .map(|(start, rev)| {
+                (0..4)
+                    .map(|k| {
+                        let j = if rev {
+                            (start + 4 - k) % 4
+                        } else {
+                            (start + k) % 4
+                        };
+                        d(b.corners[j], c[k])
+                    })
+                    .fold(0.0, f64::max)
+            })
+            .fold(f64::INFINITY, f64::min)
+            / spacing;
+        if error <= 0.25 {
+            self.on_grid += 1;
+        } else {
+            self.off_grid += 1;
+            self.off.push((size.width(), error));
+        }
+    }
+
+    fn print(&self) {
+        println!(
+            "  find_board: {} on the drawn grid (corners within 0.25 spacing), {} off it, {} \
+             another size, {} not found; off the grid: {:?}",
+            self.on_grid,
+            self.off_grid,
+            self.wrong_size,
+            self.none,
+            self.off
+                .iter()
+                .map(|(n, e)| format!("{n}x{n} {e:.2}"))
+                .collect::<Vec<_>>()
+        );
+    }
 }
 
 /// Per-intersection accuracy with the given board below which a run fails (99.975% on the
