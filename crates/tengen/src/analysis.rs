@@ -160,7 +160,9 @@ impl EngineArgs {
             Evaluation::Network(n) => format!("{} ({})", n.model, n.backend),
             Evaluation::Classic => "the classical engine".to_string(),
         };
-        log::info!("judging positions: {describe}");
+        if let Evaluation::Network(n) = &spec.evaluation {
+            log::info!("network: {}", n.model);
+        }
         let (source, _) = spec.evaluator_source();
         let mut params = spec.analysis_params();
         for setting in &settings.search {
