@@ -324,3 +324,73 @@ fn bad_jobs_are_answered_refused_or_dropped_and_the_worker_serves_on() {
     });
     drop(status_client);
 }
+
+#[test]
+fn an_appliance_with_cluster_worker_on_serves_the_pools_jobs() {
+    if !have("mosquitto") {
+        eprintln!("skipped: no mosquitto");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let _broker = Broker::start(dir.path(), port);
+    let mut daemon = support::mqtt::Daemon::start(
+        dir.path(),
+        port,
+        "[cluster]\nworker = true\ngroup = \"club\"\nslots = 1\n",
+    );
+    let (_watcher, status) = v5_client(port, "watcher", "tengen/workers/worker-test/status");
+    wait_until(
+        Duration::from_secs(60),
+        "the appliance's worker status",
+        || {
+            status
+                .lock()
+                .unwrap()
+                .iter()
+                .any(|(_, s)| s.contains("\"online\"") && s.contains("\"slots\":1"))
+        },
+    );
+    let reply = "tengen/answers/kiosk";
+    let (client, got) = v5_client(port, "kiosk", reply);
+    let q = r#"{"id":"pool","moves":[["B","E5"]],"rules":"chinese","boardXSize":9,"boardYSize":9,"maxVisits":3,"analyzeTurns":[0,1]}"#;
+    let props = PublishProperties {
+        response_topic: Some(reply.into()),
+        correlation_data: Some(b"k1".to_vec().into()),
+        ..PublishProperties::default()
+    };
+    // The subscription may still be on its way: the job is sent until it is answered.
+    wait_until(Duration::from_secs(60), "two answers", || {
+        if got.lock().unwrap().is_empty() {
+            client
+                .publish_with_properties(
+                    "tengen/jobs/analysis",
+                    QoS::AtLeastOnce,
+                    false,
+                    q,
+                    props.clone(),
+                )
+                .unwrap();
+            std::thread::sleep(Duration::from_millis(500));
+        }
+        got.lock().unwrap().len() >= 2
+    });
+    let got = got.lock().unwrap().clone();
+    let mut turns: Vec<u64> = got
+        .iter()
+        .map(|(c, t)| {
+            assert_eq!(c, b"k1");
+            let v: Value = serde_json::from_str(t).unwrap();
+            assert_eq!(
+                (v["id"].as_str(), v["isDuringSearch"].as_bool()),
+                (Some("pool"), Some(false)),
+                "{v}"
+            );
+            v["turnNumber"].as_u64().unwrap()
+        })
+        .collect();
+    turns.sort_unstable();
+    turns.dedup();
+    assert_eq!(turns, [0, 1], "{got:?}");
+    assert!(daemon.alive());
+}
