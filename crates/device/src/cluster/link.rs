@@ -95,6 +95,11 @@ impl Link {
     fn start(mut o: MqttOptions) -> Link {
         o.set_keep_alive(Duration::from_secs(10))
             .set_max_packet_size(Some(MAX_PACKET_BYTES as u32));
+        // Jobs and answers are small and wait on each other: Nagle's algorithm would
+        // hold each one back for the peer's delayed acknowledgement (tens of ms).
+        let mut net = rumqttc::NetworkOptions::new();
+        net.set_tcp_nodelay(true);
+        o.set_network_options(net);
         let (client, ev) = AsyncClient::new(o, REQUESTS);
         let (tx, events) = unbounded_channel();
         let pump = tokio::spawn(pump(ev, tx));
