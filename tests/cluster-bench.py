@@ -33,8 +33,19 @@ def free_port():
     return port
 
 
-def query(i, visits):
-    return json.dumps({"id": f"q{i}", "moves": [["B", "E5"], ["W", "C3"]][: i % 3],
+COLS = "ABCDEFGHJ"
+
+
+def point(k):
+    return f"{COLS[k % 9]}{1 + k // 9 % 9}"
+
+
+def query(i, visits, salt=0):
+    # A different opening each time, so that no worker's network cache helps it.
+    k = i + 1000 * salt
+    a, b = k % 81, (k // 81 * 7 + 40) % 81
+    moves = [["B", point(a)]] + ([["W", point(b)]] if b != a else [])
+    return json.dumps({"id": f"q{i}", "moves": moves,
                        "rules": "chinese", "komi": 7, "boardXSize": 9, "boardYSize": 9,
                        "maxVisits": visits})
 
@@ -76,15 +87,18 @@ def main():
     try:
         rows = []
         for n in (1, 2):
-            while len(workers) < n:
-                workers.append(subprocess.Popen(
-                    [TENGEN, "worker", "--broker", url, "--id", f"w{len(workers)}",
-                     "--slots", "2"] + ENGINE, stderr=log))
+            # Fresh workers for each row: nothing cached from the row before.
+            for w in workers:
+                w.terminate()
+                w.wait()
+            workers = [subprocess.Popen(
+                [TENGEN, "worker", "--broker", url, "--id", f"w{n}-{j}", "--slots", "2"]
+                + ENGINE, stderr=log) for j in range(n)]
             client = Lines([TENGEN, "analysis", "--cluster", url], log)
             # Every worker loads its network before the clock starts.
-            client.batch([query(i, 1) for i in range(4 * n)])
+            client.batch([query(i, 1, 9) for i in range(4 * n)])
             start = time.monotonic()
-            out = client.batch([query(i, VISITS) for i in range(QUERIES)])
+            out = client.batch([query(i, VISITS, n) for i in range(QUERIES)])
             took = time.monotonic() - start
             client.close()
             assert all("rootInfo" in v for v in out), out
@@ -103,10 +117,10 @@ def main():
         pooled = Lines([TENGEN, "analysis", "--cluster", url], log)
         times = {"direct": [], "pool": []}
         for name, p in (("direct", direct), ("pool", pooled)):
-            p.ask(query(0, 1))
+            p.ask(query(0, 1, 7))
             for i in range(50):
                 t = time.monotonic()
-                v = p.ask(query(i, 1))
+                v = p.ask(query(i, 1, 8))
                 times[name].append(time.monotonic() - t)
                 assert v.get("id") == f"q{i}" and "rootInfo" in v, v
             p.close()
