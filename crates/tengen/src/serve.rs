@@ -16,7 +16,7 @@ use sd_notify::NotifyState;
 use tengen_device::appliance::{Appliance, Out, RemoteGtp, Settings};
 use tengen_device::cluster::{
     self,
-    worker::{EngineParts, WorkerConfig},
+    worker::{Caps, EngineParts, WorkerConfig},
 };
 use tengen_device::mqtt::{self, Inbound, MqttConfig, TlsFiles, Version, INBOUND_QUEUE};
 use tengen_device::serial::{serve_gtp, SerialConfig};
@@ -455,6 +455,11 @@ fn cluster_worker(cfg: &Config, dir: &Path) -> Result<Option<(WorkerConfig, Engi
         group: c.group.clone(),
         slots: c.slots,
         backend: spec.describe(),
+        // Jobs come from the network: no more than a move's search may take.
+        caps: Caps {
+            visits: Some(cfg.engine.max_visits),
+            time: Duration::try_from_secs_f64(cfg.engine.max_time).ok(),
+        },
     };
     Ok(Some((wc, parts)))
 }

@@ -3,7 +3,9 @@
 
 use anyhow::{Context, Result};
 use clap::Args;
-use tengen_device::cluster::worker::{self, WorkerConfig};
+use std::time::Duration;
+
+use tengen_device::cluster::worker::{self, Caps, WorkerConfig};
 use tengen_device::cluster::Broker;
 
 use crate::analysis::EngineArgs;
@@ -25,8 +27,23 @@ pub struct WorkerArgs {
     /// Default: `worker-<host>-<pid>`.
     #[arg(long)]
     id: Option<String>,
+    /// Refuse jobs that ask for more visits a turn than this.
+    #[arg(long)]
+    max_job_visits: Option<u64>,
+    /// Search a job's turn at most this many seconds: the limit of a query that gives
+    /// no `overrideSettings.maxTime`, and a query giving more is refused.
+    #[arg(long, value_parser = seconds)]
+    max_job_seconds: Option<f64>,
     #[command(flatten)]
     engine: EngineArgs,
+}
+
+/// Seconds, more than zero.
+fn seconds(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v > 0.0 && v < 1e9 => Ok(v),
+        _ => Err(format!("{s:?} is not a positive number of seconds")),
+    }
 }
 
 /// This machine's host name, for default client ids.
@@ -44,7 +61,13 @@ pub fn default_slots(threads: usize) -> u16 {
 
 /// Runs `tengen worker` until SIGTERM or SIGINT.
 pub fn run(a: WorkerArgs) -> Result<()> {
-    let prepared = a.engine.prepare(|_| Ok(()))?;
+    let mut prepared = a.engine.prepare(|_| Ok(()))?;
+    let time_cap = a.max_job_seconds.map(Duration::from_secs_f64);
+    if let Some(cap) = time_cap {
+        // A query without a time limit gets the cap as its limit.
+        let d = &mut prepared.parts.defaults;
+        d.max_time = Some(d.max_time.map_or(cap, |t| t.min(cap)));
+    }
     let cfg = WorkerConfig {
         broker: a.broker,
         id: a
@@ -55,6 +78,10 @@ pub fn run(a: WorkerArgs) -> Result<()> {
             .slots
             .unwrap_or_else(|| default_slots(prepared.parts.threads)),
         backend: prepared.describe,
+        caps: Caps {
+            visits: a.max_job_visits,
+            time: time_cap,
+        },
     };
     log::info!(
         "worker {} serving group {} at {} with {} slots",

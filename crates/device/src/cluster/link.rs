@@ -189,11 +189,14 @@ async fn pump(mut ev: EventLoop, tx: UnboundedSender<Polled>) {
     let mut backoff = Duration::from_millis(100);
     let mut connected = false;
     let mut disconnecting = false;
+    // The last failure to connect: a new reason is a warning, a repeat is not.
+    let mut last_failure = String::new();
     loop {
         let polled = match ev.poll().await {
             Ok(Event::Incoming(Incoming::ConnAck(_))) => {
                 log::info!("cluster: connected to the broker");
                 connected = true;
+                last_failure.clear();
                 backoff = Duration::from_millis(100);
                 Polled::Connected
             }
@@ -207,12 +210,16 @@ async fn pump(mut ev: EventLoop, tx: UnboundedSender<Polled>) {
                 if disconnecting {
                     return;
                 }
+                let e = e.to_string();
                 if std::mem::take(&mut connected) {
                     log::warn!("cluster: connection lost: {e}; reconnecting");
                     let _ = tx.send(Polled::Lost);
+                } else if e != last_failure {
+                    log::warn!("cluster: cannot connect to the broker: {e}; retrying");
                 } else {
-                    log::debug!("cluster: cannot connect: {e}");
+                    log::debug!("cluster: still not connected: {e}");
                 }
+                last_failure = e;
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(MAX_BACKOFF);
                 continue;

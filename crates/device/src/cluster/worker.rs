@@ -56,9 +56,40 @@ pub struct Routed<T> {
     pub done: Option<T>,
 }
 
+/// The most a job may ask of this worker; a query asking more is refused.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Caps {
+    /// Visits per analysed turn.
+    pub visits: Option<u64>,
+    /// Search time per analysed turn.
+    pub time: Option<Duration>,
+}
+
+impl Caps {
+    /// Why `task` asks too much, if it does.
+    fn exceeded(&self, task: &Task) -> Option<String> {
+        let q = &task.query;
+        if let Some(cap) = self.visits.filter(|&c| q.max_visits > c) {
+            return Some(format!(
+                "maxVisits {} is above this worker's limit of {cap}",
+                q.max_visits
+            ));
+        }
+        let cap = self.time?;
+        match q.max_time {
+            Some(t) if t <= cap => None,
+            _ => Some(format!(
+                "this worker searches at most {} s a turn (overrideSettings.maxTime)",
+                cap.as_secs_f64()
+            )),
+        }
+    }
+}
+
 /// The worker's open jobs, keyed by the unique id the engine sees, so that two clients'
 /// queries with the same id never mix.
 pub struct Jobs<T> {
+    caps: Caps,
     next: u64,
     open: HashMap<String, Open<T>>,
     /// Visits of the final answers given, for the status.
@@ -68,6 +99,7 @@ pub struct Jobs<T> {
 impl<T> Default for Jobs<T> {
     fn default() -> Self {
         Jobs {
+            caps: Caps::default(),
             next: 0,
             open: HashMap::new(),
             visits: 0,
@@ -76,6 +108,14 @@ impl<T> Default for Jobs<T> {
 }
 
 impl<T> Jobs<T> {
+    /// No job open, none allowed past `caps`.
+    pub fn new(caps: Caps) -> Jobs<T> {
+        Jobs {
+            caps,
+            ..Jobs::default()
+        }
+    }
+
     /// Jobs taken and not yet answered.
     pub fn len(&self) -> usize {
         self.open.len()
@@ -127,6 +167,14 @@ impl<T> Jobs<T> {
                        "id": original}),
                 token,
             ),
+            Ok(Request::Query(tasks, _))
+                if tasks
+                    .first()
+                    .is_some_and(|t| self.caps.exceeded(t).is_some()) =>
+            {
+                let why = tasks.first().and_then(|t| self.caps.exceeded(t));
+                Admitted::Refused(reply.clone(), json!({"error": why, "id": original}), token)
+            }
             Ok(Request::Query(tasks, warnings)) => {
                 let warnings = warnings
                     .into_iter()
@@ -244,6 +292,8 @@ pub struct WorkerConfig {
     pub slots: u16,
     /// What judges positions, for the status (e.g. the network and backend).
     pub backend: String,
+    /// The most a job may ask.
+    pub caps: Caps,
 }
 
 /// How often the status is refreshed when it changed.
@@ -270,7 +320,7 @@ pub async fn run(cfg: WorkerConfig, parts: EngineParts, stop: impl Future<Output
         Box::new(sink),
         parts.queue_bytes,
     );
-    let mut jobs: Jobs<Token> = Jobs::default();
+    let mut jobs: Jobs<Token> = Jobs::new(cfg.caps);
     let mut generation = 0u64;
     let mut tick = tokio::time::interval(STATUS_EVERY);
     let mut shown = Value::Null;
@@ -432,6 +482,23 @@ mod tests {
         assert!(matches!(
             jobs.admit(&job(Q, None), 3, &defaults()),
             Admitted::Dropped(3, JobError::NoReplyTopic)
+        ));
+        let mut capped = Jobs::new(Caps {
+            visits: Some(100),
+            time: Some(Duration::from_secs(5)),
+        });
+        let greedy = r#"{"id":"g","moves":[],"rules":"chinese","boardXSize":9,"boardYSize":9,"maxVisits":101}"#;
+        match capped.admit(&job(greedy, Some("a")), 5, &defaults()) {
+            Admitted::Refused(_, v, 5) => {
+                assert!(v["error"].as_str().unwrap().contains("limit of 100"), "{v}");
+                assert_eq!(v["id"], "g");
+            }
+            _ => panic!("not refused"),
+        }
+        let timed = r#"{"id":"t","moves":[],"rules":"chinese","boardXSize":9,"boardYSize":9,"maxVisits":100,"overrideSettings":{"maxTime":5}}"#;
+        assert!(matches!(
+            capped.admit(&job(timed, Some("a")), 6, &defaults()),
+            Admitted::Run { .. }
         ));
         let action = r#"{"id":"v","action":"query_version"}"#;
         assert!(matches!(
