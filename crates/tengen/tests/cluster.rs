@@ -246,6 +246,7 @@ fn bad_jobs_are_answered_refused_or_dropped_and_the_worker_serves_on() {
     let mut w = worker(port, "solo", dir.path());
     let reply = "tengen/answers/tester";
     let (client, got) = v5_client(port, "tester", reply);
+    let got2 = got.clone();
     // The worker is there when its retained status says so.
     let (status_client, status) = v5_client(port, "watcher", "tengen/workers/solo/status");
     wait_until(Duration::from_secs(30), "the worker's status", || {
@@ -311,6 +312,30 @@ fn bad_jobs_are_answered_refused_or_dropped_and_the_worker_serves_on() {
     assert!(
         log.contains("without a response topic was dropped"),
         "{log}"
+    );
+    // Partial reports reach the client too, then the final answer.
+    let searching = r#"{"id":"long","moves":[],"rules":"chinese","boardXSize":9,"boardYSize":9,"maxVisits":1000000,"reportDuringSearchEvery":0.1,"overrideSettings":{"maxTime":1.0}}"#;
+    job(searching.as_bytes().to_vec(), "long", Some(reply));
+    let long = || -> Vec<Value> {
+        got2.lock()
+            .unwrap()
+            .iter()
+            .filter(|(c, _)| c == b"long")
+            .map(|(_, t)| serde_json::from_str(t).unwrap())
+            .collect()
+    };
+    wait_until(Duration::from_secs(30), "the final answer", || {
+        long().iter().any(|v| v["isDuringSearch"] == false)
+    });
+    let long = long();
+    assert!(long.len() >= 2, "no partial report: {long:?}");
+    let (last, partial) = long.split_last().unwrap();
+    assert!(partial
+        .iter()
+        .all(|v| v["isDuringSearch"] == true && v["id"] == "long"));
+    assert_eq!(
+        (last["isDuringSearch"].as_bool(), last["id"].as_str()),
+        (Some(false), Some("long"))
     );
     let _ = w.kill();
     let _ = w.wait();
