@@ -419,3 +419,81 @@ fn an_appliance_with_cluster_worker_on_serves_the_pools_jobs() {
     assert_eq!(turns, [0, 1], "{got:?}");
     assert!(daemon.alive());
 }
+
+/// The keys of an object, sorted.
+fn keys(v: &Value) -> Vec<String> {
+    let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+    k.sort();
+    k
+}
+
+#[test]
+fn through_the_pool_the_answers_read_as_tengen_analysis_writes_them() {
+    if !have("mosquitto") {
+        eprintln!("skipped: no mosquitto");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let _broker = Broker::start(dir.path(), port);
+    let mut w = worker(port, "same", dir.path());
+    let input = [
+        r#"{"id":"v","action":"query_version"}"#,
+        r#"{"id":"a","moves":[["B","E5"]],"rules":"chinese","komi":7,"boardXSize":9,"boardYSize":9,"maxVisits":3,"includeOwnership":true,"analyzeTurns":[0,1],"bogus":1}"#,
+        r#"{"id":"b","moves":[["B","Z9"]],"rules":"chinese","boardXSize":9,"boardYSize":9}"#,
+    ];
+    let direct = Command::new(env!("CARGO_BIN_EXE_tengen"))
+        .args(["analysis", "--max-visits", "2"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut pooled = Analysis::start(port, "same-client", dir.path());
+    direct
+        .stdin
+        .as_ref()
+        .unwrap()
+        .write_all(format!("{}\n", input.join("\n")).as_bytes())
+        .unwrap();
+    for l in input {
+        pooled.send(l);
+    }
+    let direct = direct.wait_with_output().unwrap();
+    let parse = |lines: Vec<String>| -> Vec<Value> {
+        let mut v: Vec<Value> = lines
+            .iter()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        // Answers come out of order; compare them by what they answer.
+        v.sort_by_key(|v| (v["id"].to_string(), v["turnNumber"].as_u64(), keys(v)));
+        v
+    };
+    let direct = parse(
+        String::from_utf8(direct.stdout)
+            .unwrap()
+            .lines()
+            .map(str::to_string)
+            .collect(),
+    );
+    let pooled = parse(pooled.finish(Duration::from_secs(30)));
+    assert_eq!(direct.len(), pooled.len(), "{direct:?}\n{pooled:?}");
+    assert_eq!(
+        direct.len(),
+        5,
+        "version, a warning, two turns, an error: {direct:?}"
+    );
+    for (d, p) in direct.iter().zip(&pooled) {
+        assert_eq!(keys(d), keys(p), "{d}\n{p}");
+        assert_eq!((&d["id"], &d["turnNumber"]), (&p["id"], &p["turnNumber"]));
+        if let Some(info) = d.get("rootInfo") {
+            assert_eq!(keys(info), keys(&p["rootInfo"]));
+            assert_eq!(keys(&d["moveInfos"][0]), keys(&p["moveInfos"][0]));
+        } else {
+            // Errors, warnings and the version are the same text.
+            assert_eq!(d, p);
+        }
+    }
+    let _ = w.kill();
+    let _ = w.wait();
+}
