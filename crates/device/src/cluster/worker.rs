@@ -348,6 +348,7 @@ pub async fn run(cfg: WorkerConfig, parts: EngineParts, stop: impl Future<Output
                             link.ack(&m).await;
                         }
                         Admitted::Run { key, warnings, tasks } => {
+                            log::debug!("cluster: {key} taken; {} jobs open", jobs.len());
                             for (reply, w) in &warnings {
                                 link.answer(reply, w).await;
                             }
