@@ -20,6 +20,7 @@ use crate::logging::{self, Logged};
 use crate::network::ModelSource;
 use crate::setup::{EngineSpec, Evaluation};
 use tengen_device::cluster::client::{self, ClientConfig, Line};
+use tengen_device::cluster::job::is_topic_level;
 use tengen_device::cluster::worker::EngineParts;
 use tengen_device::cluster::Broker;
 
@@ -245,6 +246,9 @@ fn run_cluster(a: AnalysisArgs, broker: Broker, settings: &Settings) -> Result<(
         .client_id
         .clone()
         .unwrap_or_else(|| format!("analysis-{}-{}", crate::worker::host(), std::process::id()));
+    if !is_topic_level(&id) {
+        anyhow::bail!("--client-id: {id:?} cannot be part of a topic (no /, + or #)");
+    }
     let cfg = ClientConfig {
         broker,
         id,

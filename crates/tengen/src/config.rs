@@ -553,7 +553,7 @@ impl Config {
                 .map_err(|e| anyhow::anyhow!("cluster.broker: {e}"))?;
         }
         in_range("cluster.slots", c.slots, 1, 1024)?;
-        if c.group.is_empty() || c.group.contains(['/', '+', '#']) {
+        if !tengen_device::cluster::job::is_topic_level(&c.group) {
             bail!(
                 "cluster.group: {:?} is not a group name (no /, + or #)",
                 c.group
@@ -760,6 +760,9 @@ mod tests {
         assert!(err("[engine]\nstrength = \"26k\"\n").starts_with("engine.strength:"));
         assert!(err("[serial]\nbaud = 1234\n").starts_with("serial.baud:"));
         assert!(err("[mqtt]\ndevice_id = \"a/b\"\n").starts_with("mqtt.device_id:"));
+        assert!(err("[cluster]\ngroup = \"a/b\"\n").starts_with("cluster.group:"));
+        assert!(err("[cluster]\nslots = 0\n").starts_with("cluster.slots:"));
+        assert!(err("[cluster]\nbroker = \"http://x\"\n").starts_with("cluster.broker:"));
         assert!(err("[board]\nstability = 0\n").starts_with("board.stability:"));
         assert!(err("[mqtt]\nusername = \"u\"\n").starts_with("mqtt.password:"));
         assert!(err("[mqtt]\ngtp_commands = [\"fly\"]\n").starts_with("mqtt.gtp_commands:"));

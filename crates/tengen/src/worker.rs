@@ -1,10 +1,11 @@
 //! `tengen worker`: a headless member of an analysis pool, serving the KataGo analysis
 //! queries of an MQTT 5 broker's job topic (docs/cluster.md).
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::Args;
 use std::time::Duration;
 
+use tengen_device::cluster::job::is_topic_level;
 use tengen_device::cluster::worker::{self, Caps, WorkerConfig};
 use tengen_device::cluster::Broker;
 
@@ -83,6 +84,11 @@ pub fn run(a: WorkerArgs) -> Result<()> {
             time: time_cap,
         },
     };
+    for (what, name) in [("--id", &cfg.id), ("--group", &cfg.group)] {
+        if !is_topic_level(name) {
+            bail!("{what}: {name:?} cannot be part of a topic (no /, + or #)");
+        }
+    }
     log::info!(
         "worker {} serving group {} at {} with {} slots",
         cfg.id,

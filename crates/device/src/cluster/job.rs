@@ -29,6 +29,12 @@ pub fn status_topic(worker_id: &str) -> String {
     format!("tengen/workers/{worker_id}/status")
 }
 
+/// Whether `name` may stand as one level of a topic (a client id, worker id or group):
+/// not empty, and no `/`, `+` or `#`.
+pub fn is_topic_level(name: &str) -> bool {
+    !name.is_empty() && !name.contains(['/', '+', '#', '\0'])
+}
+
 /// Where an answer goes: the job's response topic and correlation data.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Reply {
@@ -148,5 +154,7 @@ mod tests {
         assert_eq!(Ticket::read(b"short"), None);
         assert_eq!(Ticket::read(&[0; 17]), None);
         assert_eq!(shared_filter("club"), "$share/club/tengen/jobs/analysis");
+        assert!(is_topic_level("kiosk-1"));
+        assert!(!is_topic_level("a/b") && !is_topic_level("+") && !is_topic_level(""));
     }
 }
