@@ -6,6 +6,7 @@
 //! - [`record`]: what the journal records, typed, with its canonical text line;
 //! - [`history`]: the records a replay needs, with what cancels out taken away;
 //! - [`appliance`]: the game fed by snapshots, commands and GTP, journalled and published;
+//! - [`cluster`]: club-scale analysis: workers and clients sharing jobs over an MQTT 5 broker;
 //! - [`payload`]: the MQTT payloads in and out, decoded with typed errors;
 //! - [`mqtt`]: the broker link, reconnecting, with a persistent QoS 1 session;
 //! - [`home_assistant`]: MQTT discovery so the appliance shows up in Home Assistant;
@@ -13,6 +14,7 @@
 //! - [`serial`]: GTP over a serial line, reopened when the board is unplugged.
 
 pub mod appliance;
+pub mod cluster;
 pub mod game_settings;
 pub mod history;
 pub mod home_assistant;

@@ -220,6 +220,21 @@ section! {
 }
 
 section! {
+    /// Club-scale analysis: serve the analysis jobs of an MQTT 5 broker's pool
+    /// (docs/cluster.md).
+    Cluster, ClusterLayer {
+        /// Serve the pool's jobs beside the appliance's own game.
+        worker: bool = false,
+        /// The pool's broker, `mqtt://host:port` (default: the `[mqtt]` broker).
+        broker: Option<String>,
+        /// The shared-subscription group.
+        group: String = "tengen".into(),
+        /// Jobs held at once (the connection's receive maximum).
+        slots: u16 = 2,
+    }
+}
+
+section! {
     /// Serial line to a smart board's controller.
     Serial, SerialLayer {
         /// Device path.
@@ -375,6 +390,8 @@ pub struct Config {
     pub game: GameCfg,
     /// Analysis.
     pub analysis: AnalysisCfg,
+    /// Club-scale analysis.
+    pub cluster: Cluster,
     /// The systemd service's limits.
     pub service: Service,
     /// The kiosk panel.
@@ -409,6 +426,9 @@ pub struct Layer {
     /// Analysis.
     #[serde(default)]
     pub analysis: AnalysisLayer,
+    /// Club-scale analysis.
+    #[serde(default)]
+    pub cluster: ClusterLayer,
     /// The systemd service's limits.
     #[serde(default)]
     pub service: ServiceLayer,
@@ -435,6 +455,7 @@ impl Config {
         self.state.merge(&top.state);
         self.game.merge(&top.game);
         self.analysis.merge(&top.analysis);
+        self.cluster.merge(&top.cluster);
         self.service.merge(&top.service);
         self.web.merge(&top.web);
     }
@@ -526,6 +547,18 @@ impl Config {
         in_range("board.stability", self.board.stability, 1, 100)?;
         self.camera.validate()?;
         self.web.validate()?;
+        let c = &self.cluster;
+        if let Some(b) = &c.broker {
+            b.parse::<tengen_device::cluster::Broker>()
+                .map_err(|e| anyhow::anyhow!("cluster.broker: {e}"))?;
+        }
+        in_range("cluster.slots", c.slots, 1, 1024)?;
+        if !tengen_device::cluster::job::is_topic_level(&c.group) {
+            bail!(
+                "cluster.group: {:?} is not a group name (no /, + or #)",
+                c.group
+            );
+        }
         if let Some(t) = e.move_time {
             if !(t.is_finite() && t > 0.0 && t <= 3600.0) {
                 bail!("engine.move_time: {t} is out of range (above 0, at most 3600 seconds)");
@@ -727,6 +760,9 @@ mod tests {
         assert!(err("[engine]\nstrength = \"26k\"\n").starts_with("engine.strength:"));
         assert!(err("[serial]\nbaud = 1234\n").starts_with("serial.baud:"));
         assert!(err("[mqtt]\ndevice_id = \"a/b\"\n").starts_with("mqtt.device_id:"));
+        assert!(err("[cluster]\ngroup = \"a/b\"\n").starts_with("cluster.group:"));
+        assert!(err("[cluster]\nslots = 0\n").starts_with("cluster.slots:"));
+        assert!(err("[cluster]\nbroker = \"http://x\"\n").starts_with("cluster.broker:"));
         assert!(err("[board]\nstability = 0\n").starts_with("board.stability:"));
         assert!(err("[mqtt]\nusername = \"u\"\n").starts_with("mqtt.password:"));
         assert!(err("[mqtt]\ngtp_commands = [\"fly\"]\n").starts_with("mqtt.gtp_commands:"));

@@ -25,6 +25,7 @@ mod serve;
 mod setup;
 mod unit;
 mod vision;
+mod worker;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
@@ -60,6 +61,8 @@ enum Command {
     /// The camera board reader: find a board in an image.
     #[command(subcommand)]
     Vision(vision::VisionCommand),
+    /// Serve the analysis queries of an MQTT 5 broker's pool (docs/cluster.md).
+    Worker(worker::WorkerArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -101,6 +104,7 @@ fn main() -> std::process::ExitCode {
         Command::Score(s) => score::score(s),
         Command::Serve(s) => serve::run(s),
         Command::Vision(v) => vision::run(v),
+        Command::Worker(w) => worker::run(w),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

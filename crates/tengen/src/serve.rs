@@ -14,9 +14,14 @@ use anyhow::{Context, Result};
 use clap::Args;
 use sd_notify::NotifyState;
 use tengen_device::appliance::{Appliance, Out, RemoteGtp, Settings};
+use tengen_device::cluster::{
+    self,
+    worker::{Caps, EngineParts, WorkerConfig},
+};
 use tengen_device::mqtt::{self, Inbound, MqttConfig, TlsFiles, Version, INBOUND_QUEUE};
 use tengen_device::serial::{serve_gtp, SerialConfig};
 use tengen_panel::{Hub, WebConfig};
+use tengen_protocol::analysis::{Defaults, Perspective, DEFAULT_QUEUE_BYTES};
 use tengen_protocol::gtp::{parse_line, Engine, EngineConfig};
 
 use crate::config::{self, Config, ConfigArgs};
@@ -92,6 +97,18 @@ pub fn run(a: ServeArgs) -> Result<()> {
                 }
             });
             Some(tx)
+        }
+        None => None,
+    };
+    // The pool's jobs, served beside the game by an analysis engine of their own.
+    let cluster = match cluster_worker(&cfg, &dir)? {
+        Some((wc, parts)) => {
+            let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+            log::info!("serving the pool's jobs at {} as {}", wc.broker, wc.id);
+            let task = runtime.spawn(cluster::worker::run(wc, parts, async {
+                let _ = rx.await;
+            }));
+            Some((tx, task))
         }
         None => None,
     };
@@ -193,6 +210,11 @@ pub fn run(a: ServeArgs) -> Result<()> {
         let _ = t.join();
     }
     let _ = watchdog.join();
+    if let Some((stop, task)) = cluster {
+        // Marked offline and disconnected; the last will covers a worker that hangs.
+        let _ = stop.send(());
+        let _ = runtime.block_on(tokio::time::timeout(Duration::from_secs(3), task));
+    }
     // Let the link publish `offline` and disconnect.
     runtime.shutdown_timeout(Duration::from_secs(3));
     Ok(())
@@ -396,6 +418,50 @@ fn build_engine(
     };
     let (engine, settled) = spec.engine(config)?;
     Ok((engine, spec.describe(), settled))
+}
+
+/// The pool worker `[cluster] worker = true` asks for: its identity and an analysis
+/// engine built through the one engine set-up.
+fn cluster_worker(cfg: &Config, dir: &Path) -> Result<Option<(WorkerConfig, EngineParts)>> {
+    let c = &cfg.cluster;
+    if !c.worker {
+        return Ok(None);
+    }
+    let broker = match &c.broker {
+        Some(b) => b.parse().context("cluster.broker")?,
+        None => cluster::Broker {
+            host: cfg.mqtt.host.clone(),
+            port: cfg.mqtt.port,
+        },
+    };
+    let spec = EngineSpec::from_config(cfg, dir)?;
+    let (source, _) = spec.evaluator_source();
+    let parts = EngineParts {
+        source,
+        threads: 1,
+        perspective: Perspective::Black,
+        defaults: Defaults {
+            params: spec.analysis_params(),
+            max_visits: cfg.engine.visits.max(1),
+            max_playouts: None,
+            pv_len: 15,
+            max_time: Duration::try_from_secs_f64(cfg.engine.max_time).ok(),
+        },
+        queue_bytes: DEFAULT_QUEUE_BYTES,
+    };
+    let wc = WorkerConfig {
+        broker,
+        id: format!("worker-{}", cfg.mqtt.device_id),
+        group: c.group.clone(),
+        slots: c.slots,
+        backend: spec.describe(),
+        // Jobs come from the network: no more than a move's search may take.
+        caps: Caps {
+            visits: Some(cfg.engine.max_visits),
+            time: Duration::try_from_secs_f64(cfg.engine.max_time).ok(),
+        },
+    };
+    Ok(Some((wc, parts)))
 }
 
 /// The appliance's behaviour from the configuration.

@@ -205,6 +205,15 @@ impl EngineSpec {
         }
     }
 
+    /// The analysis engine's search parameters: the defaults on this many threads, looking
+    /// at more moves than a game's search (as KataGo's analysis engine does).
+    pub fn analysis_params(&self) -> SearchParams {
+        SearchParams {
+            wide_root_noise: 0.04,
+            ..self.search_params()
+        }
+    }
+
     /// Evaluators per board size, and the backend a cached network settled on.
     pub fn evaluator_source(&self) -> (EvaluatorSource, Settled) {
         match &self.evaluation {
