@@ -471,7 +471,8 @@ fn remote_config(cfg: &Config) -> Result<cluster::remote::RemoteConfig> {
         broker: cluster_broker(cfg)?,
         id: format!("analysis-{}", cfg.mqtt.device_id),
         top: cfg.analysis.top,
-        resend_after: Duration::from_secs(30),
+        // Partial answers keep coming while a worker searches: silence means a lost job.
+        resend_after: Duration::from_secs(10),
     })
 }
 
