@@ -24,6 +24,43 @@ struct Tally {
     off_frame: usize,
     boards: usize,
     exact: usize,
+    /// Why points were wrong, when the reader's probabilities were at hand.
+    misses: Misses,
+    /// The largest distance (cells) between where a patch was centred and half-way up the
+    /// stone as drawn, over the boards read with the given board.
+    centre_error: f64,
+}
+
+/// The wrong points by kind (the given board only, where the network's probabilities and
+/// the renderer's labels of what is in view are known).
+#[derive(Default)]
+struct Misses {
+    /// Unseen points the renderer puts outside the frame (a stone's centre off the picture).
+    out_of_view: usize,
+    /// Unseen because more than a quarter of the patch is off the frame, the point in view.
+    patch_off: usize,
+    /// Unseen because the network said occluded (there are no hands in these scenes).
+    occluded: usize,
+    /// Unseen because no class reached the confidence floor.
+    doubtful: usize,
+    /// A stone read as bare wood.
+    stone_as_empty: usize,
+}
+
+impl Misses {
+    fn add(&mut self, read: PointState, truth: PointState, probs: Option<[f32; 4]>, in_view: bool) {
+        if read == truth {
+            return;
+        }
+        match (read, probs) {
+            (PointState::Unseen, _) if !in_view => self.out_of_view += 1,
+            (PointState::Unseen, None) => self.patch_off += 1,
+            (PointState::Unseen, Some(p)) if p[3] >= p[0].max(p[1]).max(p[2]) => self.occluded += 1,
+            (PointState::Unseen, Some(_)) => self.doubtful += 1,
+            (PointState::Empty, _) => self.stone_as_empty += 1,
+            _ => {}
+        }
+    }
 }
 
 impl Tally {
@@ -51,6 +88,43 @@ impl Tally {
     fn missed(&mut self, n: usize) {
         self.boards += 1;
         self.points += n * n;
+    }
+
+    /// Adds the reasons for the misses of one board read with the given board.
+    fn explain(
+        &mut self,
+        reading: &BoardReading,
+        truth: &[PointState],
+        probs: &[[f32; 4]],
+        outside: &[f32],
+        occluded: &[bool],
+    ) {
+        for (i, (p, t)) in reading.points.iter().zip(truth).enumerate() {
+            // Probabilities count only where the patch was read (not mostly off the frame).
+            let read = outside.get(i).is_some_and(|&o| o <= 0.25);
+            let probs = probs.get(i).copied().filter(|_| read);
+            self.misses.add(p.state, *t, probs, !occluded[i]);
+        }
+    }
+
+    fn print_misses(&self) {
+        let m = &self.misses;
+        // A stone outside the picture cannot be seen: `Unseen` is the right reading there.
+        println!(
+            "  {}/{} points right ({:.3}%) with a point out of view right when unseen",
+            self.right + m.out_of_view,
+            self.points,
+            100.0 * (self.right + m.out_of_view) as f64 / self.points.max(1) as f64
+        );
+        println!(
+            "  patches centred within {:.2} cell of half-way up the stones drawn",
+            self.centre_error
+        );
+        println!(
+            "  misses: {} unseen out of view, {} unseen with the patch off the frame, {} taken \
+             as occluded, {} doubtful, {} stones read empty",
+            m.out_of_view, m.patch_off, m.occluded, m.doubtful, m.stone_as_empty
+        );
     }
 
     fn print(&self, what: &str) {
@@ -143,25 +217,108 @@ fn turned(reading: &BoardReading, turns: usize) -> BoardReading {
     out
 }
 
+/// Writes the frame with its grid and a square on every point read wrong (red: unseen,
+/// blue: a stone read as something else, yellow: a stone read on an empty point).
+fn write_overlay(
+    dir: &std::path::Path,
+    k: u64,
+    shot: &Rendered,
+    board: &FoundBoard,
+    reading: &BoardReading,
+    truth: &[PointState],
+) {
+    if reading.points.iter().zip(truth).all(|(p, t)| p.state == *t) {
+        return;
+    }
+    let mut frame = shot.frame.clone();
+    tengen_vision::overlay::draw_board(&mut frame, board);
+    let n = board.size.width();
+    for (i, (p, t)) in reading.points.iter().zip(truth).enumerate() {
+        if p.state == *t {
+            continue;
+        }
+        let rgb = match (p.state, t) {
+            (PointState::Unseen, _) => [255, 0, 0],
+            (_, PointState::Empty) => [255, 255, 0],
+            _ => [0, 0, 255],
+        };
+        let Some([x, y]) = board.grid.apply([(i % n) as f64, (i / n) as f64]) else {
+            continue;
+        };
+        for d in -6i64..=6 {
+            for (dx, dy) in [(d, -6), (d, 6), (-6, d), (6, d)] {
+                frame.put(x as i64 + dx, y as i64 + dy, rgb);
+            }
+        }
+    }
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join(format!("{k}.png")), frame.to_png().unwrap()).unwrap();
+}
+
+/// The largest distance (cells, on the board) between where the reader centres a patch
+/// (`height::patch_shifts`) and where the renderer draws half-way up a stone, over the four
+/// corner points and the centre.
+fn patch_centre_error(shot: &Rendered, board: &FoundBoard, thickness: f64) -> f64 {
+    let (w, h) = (shot.frame.width(), shot.frame.height());
+    let mut shifts = Vec::new();
+    tengen_vision::read::height::patch_shifts(board, w, h, &mut shifts);
+    let n = board.size.width();
+    let Some(inverse) = board.grid.inverse() else {
+        return f64::INFINITY;
+    };
+    [0, n - 1, n * n - 1, n * (n - 1), n * n / 2]
+        .into_iter()
+        .filter_map(|i| {
+            let (c, r) = ((i % n) as f64, (i / n) as f64);
+            let mid = inverse.apply(shot.point_above(c, r, thickness / 2.0)?)?;
+            Some((mid[0] - c - shifts[i][0]).hypot(mid[1] - r - shifts[i][1]))
+        })
+        .fold(0.0, f64::max)
+}
+
 /// Reads `frames` scenes from seed `first`; returns the tallies (given board, found board).
 fn run(first: u64, frames: u64, find: bool) -> (Tally, Tally) {
     let mut reader = stone_reader();
     let (mut given, mut found) = (Tally::default(), Tally::default());
+    let mut finding = Finding::default();
+    // `TENGEN_VISION_SEEDS=a,b` reads only those seeds of the run; `TENGEN_VISION_OVERLAY=DIR`
+    // writes each frame read with a miss, its grid and its wrong points marked, as PNG.
+    let only: Option<Vec<u64>> = std::env::var("TENGEN_VISION_SEEDS")
+        .ok()
+        .map(|s| s.split(',').filter_map(|v| v.trim().parse().ok()).collect());
+    let overlay = std::env::var_os("TENGEN_VISION_OVERLAY").map(std::path::PathBuf::from);
     for k in first..first + frames {
+        if only.as_ref().is_some_and(|o| !o.contains(&k)) {
+            continue;
+        }
         let (scene, truth) = scene(k);
         let shot = render(&scene);
         let board = drawn_board(&shot, scene.size);
         let reading = reader.read(&shot.frame, &board);
+        let (probs, outside) = (reader.probabilities(), reader.outside());
+        let centre_error = patch_centre_error(&shot, &board, scene.stone.thickness);
         if std::env::var_os("TENGEN_VISION_VERBOSE").is_some() {
-            let mut one = Tally::default();
+            let mut one = Tally {
+                centre_error,
+                ..Tally::default()
+            };
             one.add(&reading, &truth);
+            one.explain(&reading, &truth, probs, outside, &shot.occluded);
             one.print(&format!("seed {k}, {}", scene.size));
+            one.print_misses();
+        }
+        given.centre_error = given.centre_error.max(centre_error);
+        if let Some(dir) = &overlay {
+            write_overlay(dir, k, &shot, &board, &reading, &truth);
         }
         given.add(&reading, &truth);
+        given.explain(&reading, &truth, probs, outside, &shot.occluded);
         if !find {
             continue;
         }
-        match find_board(&shot.frame) {
+        let outcome = find_board(&shot.frame);
+        finding.add(&outcome, &shot, scene.size);
+        match outcome {
             Ok(b) if b.size == scene.size => {
                 let reading = reader.read(&shot.frame, &b);
                 let best = (0..4)
@@ -179,22 +336,108 @@ fn run(first: u64, frames: u64, find: bool) -> (Tally, Tally) {
             _ => found.missed(scene.size.width()),
         }
     }
+    if find {
+        finding.print();
+    }
     (given, found)
 }
 
+/// How board finding did on the rendered frames: not found, another size, or the right
+/// size with its corners on the drawn ones (within a quarter of a spacing) or off them.
+#[derive(Default)]
+struct Finding {
+    none: usize,
+    wrong_size: usize,
+    on_grid: usize,
+    off_grid: usize,
+    /// Sizes of the boards found off the grid, and the worst corner error there (spacings).
+    off: Vec<(usize, f64)>,
+}
+
+impl Finding {
+    fn add(
+        &mut self,
+        outcome: &Result<FoundBoard, tengen_vision::NoBoard>,
+        shot: &Rendered,
+        size: BoardSize,
+    ) {
+        let Ok(b) = outcome else {
+            self.none += 1;
+            return;
+        };
+        if b.size != size {
+            self.wrong_size += 1;
+            return;
+        }
+        // The drawn board's spacing: its perimeter over the 4 (n - 1) cells along it.
+        let c = shot.corners;
+        let d = |a: [f64; 2], b: [f64; 2]| (a[0] - b[0]).hypot(a[1] - b[1]);
+        let spacing = (0..4).map(|k| d(c[k], c[(k + 1) % 4])).sum::<f64>()
+            / (4.0 * (size.width() - 1) as f64);
+        // The found corners, in either order and from any start, against the drawn ones.
+        let error = (0..4)
+            .flat_map(|start| [false, true].map(move |rev| (start, rev)))
+            .map(|(start, rev)| {
+                (0..4)
+                    .map(|k| {
+                        let j = if rev {
+                            (start + 4 - k) % 4
+                        } else {
+                            (start + k) % 4
+                        };
+                        d(b.corners[j], c[k])
+                    })
+                    .fold(0.0, f64::max)
+            })
+            .fold(f64::INFINITY, f64::min)
+            / spacing;
+        if error <= 0.25 {
+            self.on_grid += 1;
+        } else {
+            self.off_grid += 1;
+            self.off.push((size.width(), error));
+        }
+    }
+
+    fn print(&self) {
+        println!(
+            "  find_board: {} on the drawn grid (corners within 0.25 spacing), {} off it, {} \
+             another size, {} not found; off the grid: {:?}",
+            self.on_grid,
+            self.off_grid,
+            self.wrong_size,
+            self.none,
+            self.off
+                .iter()
+                .map(|(n, e)| format!("{n}x{n} {e:.2}"))
+                .collect::<Vec<_>>()
+        );
+    }
+}
+
 /// Per-intersection accuracy with the given board below which a run fails (99.975% on the
-/// 60 CI frames when set, 99.798% on the 2,100).
-const GIVEN_FLOOR: f64 = 0.996;
+/// 60 CI frames when set, 99.894% on the 2,100).
+const GIVEN_FLOOR: f64 = 0.9985;
 /// Share of reported stones with the wrong colour above which a run fails (none on the 60
-/// frames when set, 0.005% on the 2,100).
-const WRONG_COLOUR_CEILING: f64 = 0.002;
+/// frames when set, 0.0014% on the 2,100).
+const WRONG_COLOUR_CEILING: f64 = 0.0005;
+
+/// Cells a patch's centre may be from half-way up the stone drawn there (0.21 on the 60 CI
+/// frames when set, 0.34 on the 2,100); a wrong camera estimate once put it 0.53 off.
+const CENTRE_ERROR_CEILING: f64 = 0.4;
 
 #[test]
 fn rendered_boards_are_read() {
     let (given, found) = run(1, 60, true);
     given.print("(60 frames, drawn grid)");
+    given.print_misses();
     found.print("(60 frames, find_board)");
     assert!(given.accuracy() >= GIVEN_FLOOR, "{}", given.accuracy());
+    assert!(
+        given.centre_error <= CENTRE_ERROR_CEILING,
+        "{}",
+        given.centre_error
+    );
     assert!(
         given.wrong_colour_rate() <= WRONG_COLOUR_CEILING,
         "{}",
@@ -207,7 +450,13 @@ fn rendered_boards_are_read() {
 fn rendered_boards_are_read_at_scale() {
     let (given, _) = run(10_000, 2100, false);
     given.print("(2100 frames, drawn grid)");
+    given.print_misses();
     assert!(given.accuracy() >= GIVEN_FLOOR, "{}", given.accuracy());
+    assert!(
+        given.centre_error <= CENTRE_ERROR_CEILING,
+        "{}",
+        given.centre_error
+    );
     assert!(
         given.wrong_colour_rate() <= WRONG_COLOUR_CEILING,
         "{}",

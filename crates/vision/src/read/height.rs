@@ -11,6 +11,15 @@ use crate::homography::Point;
 pub const STONE_HEIGHT: f64 = 0.38;
 /// Where the patch is centred between the stone's base (0) and its top (1).
 const CENTRE_AT: f64 = 0.5;
+/// The horizontal fields of view (degrees, across the frame's long side) a camera over a
+/// board plausibly has: from a phone's telephoto lens to a wide webcam. A focal length
+/// estimated outside them comes from a constraint too weak to determine it.
+const PLAUSIBLE_FOV: [f64; 2] = [20.0, 120.0];
+
+/// The focal length (pixels) that gives a horizontal field of view across `long` pixels.
+fn focal_for(long: f64, fov_degrees: f64) -> f64 {
+    long / 2.0 / (fov_degrees.to_radians() / 2.0).tan()
+}
 
 /// The camera's position in board coordinates: (column, row) of the point under it and its
 /// height, in cells; `None` when the homography does not determine it.
@@ -20,21 +29,31 @@ pub fn camera(board: &FoundBoard, width: usize, height: usize) -> Option<[f64; 3
     // Columns of the homography with the principal point moved to the origin.
     let col = |k: usize| [g[k] - cx * g[6 + k], g[3 + k] - cy * g[6 + k], g[6 + k]];
     let (h1, h2, h3) = (col(0), col(1), col(2));
+    let long = width.max(height) as f64;
+    // Squared focal lengths, widest view first (a shorter focal length is a wider view).
+    let (f2_min, f2_max) = (
+        focal_for(long, PLAUSIBLE_FOV[1]).powi(2),
+        focal_for(long, PLAUSIBLE_FOV[0]).powi(2),
+    );
+    let plausible = |f2: f64| (f2_min..=f2_max).contains(&f2);
     let mut estimates = Vec::with_capacity(2);
     // Each constraint is num = f²·den: the columns are orthogonal, and of equal length.
     let den1 = h1[2] * h2[2];
     let num1 = -(h1[0] * h2[0] + h1[1] * h2[1]);
-    if den1.abs() > 1e-12 && num1 / den1 > 0.0 {
+    if den1.abs() > 1e-12 && plausible(num1 / den1) {
         estimates.push(num1 / den1);
     }
     let den2 = h1[2] * h1[2] - h2[2] * h2[2];
     let num2 = -(h1[0] * h1[0] + h1[1] * h1[1] - h2[0] * h2[0] - h2[1] * h2[1]);
-    if den2.abs() > 1e-12 && num2 / den2 > 0.0 {
+    if den2.abs() > 1e-12 && plausible(num2 / den2) {
         estimates.push(num2 / den2);
     }
-    // Seen square-on, the focal length is undetermined and barely matters: take a usual one.
+    // Seen nearly square-on, a constraint's denominator is near zero and its estimate can
+    // land anywhere (a rendered board seen from 45° along its diagonal gave a 19° view,
+    // one seen nearly square-on a 142° one, each putting the camera far too near and the
+    // patches up to half a cell off). With neither, take a usual field of view (53°).
     let f2 = match estimates[..] {
-        [] => (width.max(height) as f64).powi(2),
+        [] => long * long,
         [one] => one,
         // Estimates more than four times apart in focal length mean one constraint is
         // degenerate (its denominator near zero: orthogonality when the camera leans along
@@ -103,6 +122,12 @@ mod tests {
     /// The board seen by a pinhole camera (focal `f`, centre of a 1280x720 frame) at
     /// `cam` (board coordinates, cells), looking at the board's centre.
     fn view(cam: [f64; 3], f: f64) -> FoundBoard {
+        view_through(cam, f, 0.0)
+    }
+
+    /// The same, through a lens with radial distortion `k1` (barrel when negative), the
+    /// homography fitted to the distorted intersections.
+    fn view_through(cam: [f64; 3], f: f64, k1: f64) -> FoundBoard {
         let target = [9.0, 9.0, 0.0];
         let z: Vec<f64> = (0..3).map(|k| target[k] - cam[k]).collect();
         let nz = z.iter().map(|v| v * v).sum::<f64>().sqrt();
@@ -126,7 +151,9 @@ mod tests {
             let dx: f64 = (0..3).map(|k| d[k] * x[k]).sum();
             let dy: f64 = (0..3).map(|k| d[k] * y[k]).sum();
             let dz: f64 = (0..3).map(|k| d[k] * z[k]).sum();
-            [640.0 + f * dx / dz, 360.0 + f * dy / dz]
+            let (nx, ny) = (dx / dz, dy / dz);
+            let d = 1.0 + k1 * (nx * nx + ny * ny);
+            [640.0 + f * nx * d, 360.0 + f * ny * d]
         };
         let src: Vec<Point> = (0..361)
             .map(|i| [(i % 19) as f64, (i / 19) as f64])
@@ -164,6 +191,38 @@ mod tests {
                 assert!((got[k] - cam[k]).abs() < 0.5, "{step}: {got:?} vs {cam:?}");
             }
             assert!((got[2] - 27.0).abs() < 0.5, "{step}: {got:?} vs {cam:?}");
+        }
+    }
+
+    #[test]
+    fn a_view_nearly_square_on_keeps_the_camera_far() {
+        // From straight above, the perspective terms are nearly zero and either constraint
+        // may give any focal length; an implausible one puts the camera close and shifts
+        // the patches far. The true shift at a corner here is under 0.05 cell.
+        for cam in [[9.3, 9.2, -40.0], [9.05, 9.4, -30.0], [8.8, 8.9, -35.0]] {
+            let mut shifts = Vec::new();
+            patch_shifts(&view_through(cam, 1000.0, -0.1), 1280, 720, &mut shifts);
+            for s in [shifts[0], shifts[18], shifts[342], shifts[360]] {
+                assert!(s[0].hypot(s[1]) < 0.1, "{cam:?}: {s:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_lens_does_not_make_a_diagonal_view_telephoto() {
+        // Leaning along a diagonal, the equal-lengths constraint is degenerate; through a
+        // barrel lens it gave a 19° view on a rendered board, and averaged with the other
+        // estimate a camera too near. The shift at the near corner is about 0.13 cell.
+        for cam in [
+            [-9.0, -9.0, -20.0],
+            [27.0, 27.0, -22.0],
+            [-8.0, 26.0, -20.0],
+        ] {
+            let board = view_through(cam, 1000.0, -0.12);
+            let mut shifts = Vec::new();
+            patch_shifts(&board, 1280, 720, &mut shifts);
+            let got = camera(&board, 1280, 720).unwrap();
+            assert!((got[2] + cam[2]).abs() < 0.25 * -cam[2], "{cam:?}: {got:?}");
         }
     }
 

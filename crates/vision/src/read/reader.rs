@@ -10,11 +10,17 @@ use super::classical::Classical;
 use super::cnn::Cnn;
 use super::colour::{cell_centres, local_wood, normalise, EmptyReference};
 use super::height::patch_shifts;
-use super::rectify::{sample_patch, PATCH, PATCH_LEN};
+use super::rectify::{disc, sample_patch, PATCH_LEN};
 use super::{decide, BoardReading, PointReading};
 
-/// A patch with more than this share of its pixels off the frame is not read.
+/// A point with more than this share of its stone's disc off the frame is not read. The
+/// disc, not the whole patch: the patch reaches 0.8 cell either way, into the neighbours'
+/// cells, and an edge line at the foot of a low photograph had every patch a third off the
+/// frame with its stone (or bare wood) in full view.
 const MAX_OUTSIDE: f32 = 0.25;
+/// The stone's disc, in cells from the patch's centre (a stone is a little under a cell
+/// across).
+const STONE_RADIUS: f64 = 0.45;
 /// Wood darker than this (mean of the channels, 0..255) is too dark to read anything on:
 /// a black frame, a covered lens.
 const MIN_WOOD_LEVEL: f32 = 12.0;
@@ -51,6 +57,8 @@ pub struct StoneReader {
     scratch: Vec<f32>,
     probs: Vec<[f32; 4]>,
     shifts: Vec<crate::homography::Point>,
+    /// Patch pixels (of one plane) inside the stone's disc.
+    disc: Vec<usize>,
 }
 
 impl std::fmt::Debug for StoneReader {
@@ -93,6 +101,7 @@ impl StoneReader {
             scratch: Vec::new(),
             probs: Vec::new(),
             shifts: Vec::new(),
+            disc: disc(STONE_RADIUS),
         }
     }
 
@@ -130,6 +139,7 @@ impl StoneReader {
         out.size = board.size;
         out.points.clear();
         out.points.resize(count, PointReading::UNSEEN);
+        self.probs.clear();
         if n != rows {
             return;
         }
@@ -153,6 +163,8 @@ impl StoneReader {
                             *p = decide(self.probs[i]);
                         }
                     }
+                } else {
+                    self.probs.clear();
                 }
             }
         }
@@ -163,9 +175,19 @@ impl StoneReader {
         &self.patches
     }
 
-    /// The share of each patch of the last frame that fell off the frame.
+    /// The share of each point's stone disc (its patch's centre) that fell off the frame in
+    /// the last frame read; points with more than a quarter off are not read.
     pub fn outside(&self) -> &[f32] {
         &self.outside
+    }
+
+    /// The network's class probabilities for each point of the last frame read (empty,
+    /// black, white, occluded); empty with the classical rule or when nothing was read.
+    pub fn probabilities(&self) -> &[[f32; 4]] {
+        match self.classifier {
+            Classifier::Cnn(_) => &self.probs,
+            Classifier::Classical(_) => &[],
+        }
     }
 
     /// Fills the normalised patches (and how much of each is off the frame); false when the
@@ -190,7 +212,13 @@ impl StoneReader {
             let patch = &mut self.patches[i * PATCH_LEN..(i + 1) * PATCH_LEN];
             let centre = [(i % n) as f64, (i / n) as f64];
             let off = sample_patch(frame, board, centre, self.shifts[i], patch);
-            self.outside[i] = off as f32 / (PATCH * PATCH) as f32;
+            // Off-frame pixels are NaN until normalised.
+            let off_disc = if off == 0 {
+                0
+            } else {
+                self.disc.iter().filter(|&&k| patch[k].is_nan()).count()
+            };
+            self.outside[i] = off_disc as f32 / self.disc.len() as f32;
             normalise(patch, self.wood[i]);
         }
         true
