@@ -90,6 +90,9 @@ pub struct Settings {
     pub analysis_max_visits: u64,
     /// What the MQTT `gtp` pass-through may run.
     pub remote_gtp: RemoteGtp,
+    /// Analysis is done by the cluster's pool, not by the engine (see
+    /// [`Appliance::remote_query`]).
+    pub remote_analysis: bool,
 }
 
 impl Default for Settings {
@@ -104,6 +107,7 @@ impl Default for Settings {
             analysis_top: 5,
             analysis_max_visits: 20_000,
             remote_gtp: RemoteGtp::default(),
+            remote_analysis: false,
         }
     }
 }
@@ -954,13 +958,28 @@ impl Appliance {
         records
     }
 
-    fn start_pondering(&mut self) {
+    /// Whether the position on the board wants analysis (by the engine or the pool).
+    fn wants_analysis(&self) -> bool {
         let game = self.engine.game();
-        if !self.settings.analysis
-            || self.pondering.is_some()
-            || game.is_over()
-            || self.game.engine.plays(game.to_move())
-        {
+        self.settings.analysis && !game.is_over() && !self.game.engine.plays(game.to_move())
+    }
+
+    /// With remote analysis, the pool's query for the position on the board, or `None`
+    /// when it wants no analysis; always `None` without.
+    pub fn remote_query(&self) -> Option<String> {
+        if !self.settings.remote_analysis || !self.wants_analysis() {
+            return None;
+        }
+        let ask = crate::cluster::remote::Ask {
+            max_visits: self.settings.analysis_max_visits,
+            every: self.settings.analysis_interval,
+            ownership: self.settings.ownership,
+        };
+        Some(crate::cluster::remote::query(self.engine.game(), &ask))
+    }
+
+    fn start_pondering(&mut self) {
+        if self.settings.remote_analysis || self.pondering.is_some() || !self.wants_analysis() {
             return;
         }
         let request = AnalyzeRequest {

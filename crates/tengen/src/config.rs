@@ -216,6 +216,8 @@ section! {
         top: usize = Settings::default().analysis_top,
         /// Visits after which a position's analysis stops.
         max_visits: u64 = Settings::default().analysis_max_visits,
+        /// Done by the cluster's pool (`[cluster] broker`/`group`), not the engine.
+        remote: bool = Settings::default().remote_analysis,
     }
 }
 

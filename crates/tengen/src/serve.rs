@@ -127,9 +127,30 @@ pub fn run(a: ServeArgs) -> Result<()> {
     } else {
         None
     };
+    // The live position, analysed by the pool with `[analysis] remote`.
+    let remote = if cfg.analysis.remote {
+        let (tx, rx) = tokio::sync::watch::channel(None);
+        let rc = remote_config(&cfg)?;
+        log::info!("live analysis by the pool at {}", rc.broker);
+        let (mqtt, panel) = (out_tx.clone(), panel.clone());
+        runtime.spawn(cluster::remote::run(rc, rx, move |o| {
+            if let Some(hub) = &panel {
+                hub.publish(&o);
+            }
+            // Analysis is throttled and soon superseded: one lost to a full queue is
+            // not missed.
+            if let Some(tx) = &mqtt {
+                let _ = tx.try_send(o);
+            }
+        }));
+        Some(tx)
+    } else {
+        None
+    };
     let outlets = Outlets {
         mqtt: out_tx,
         panel,
+        remote,
     };
     {
         // Listen before READY: a SIGTERM right after it must stop us cleanly, not kill us.
@@ -237,6 +258,8 @@ struct Outlets {
     mqtt: Option<tokio::sync::mpsc::Sender<Out>>,
     /// The web panel's view, when enabled.
     panel: Option<Arc<Hub>>,
+    /// The position the pool analyses, with `[analysis] remote`.
+    remote: Option<tokio::sync::watch::Sender<Option<String>>>,
 }
 
 /// Takes inputs until a shutdown; publishes what the appliance says.
@@ -276,6 +299,17 @@ fn engine_loop(app: &mut Appliance, inbound: &Receiver<Inbound>, out: &Outlets, 
         }
         flush(app, out);
         app.tick(Instant::now());
+        if let Some(remote) = &out.remote {
+            // A new position supersedes the job of the old one; the same one sends nothing.
+            let wanted = app.remote_query();
+            remote.send_if_modified(|q| {
+                let changed = *q != wanted;
+                if changed {
+                    *q = wanted;
+                }
+                changed
+            });
+        }
     }
     flush(app, out);
 }
@@ -420,6 +454,28 @@ fn build_engine(
     Ok((engine, spec.describe(), settled))
 }
 
+/// The pool's broker: `[cluster] broker`, or else the `[mqtt]` one.
+fn cluster_broker(cfg: &Config) -> Result<cluster::Broker> {
+    Ok(match &cfg.cluster.broker {
+        Some(b) => b.parse().context("cluster.broker")?,
+        None => cluster::Broker {
+            host: cfg.mqtt.host.clone(),
+            port: cfg.mqtt.port,
+        },
+    })
+}
+
+/// Where `[analysis] remote = true` sends the live position.
+fn remote_config(cfg: &Config) -> Result<cluster::remote::RemoteConfig> {
+    Ok(cluster::remote::RemoteConfig {
+        broker: cluster_broker(cfg)?,
+        id: format!("analysis-{}", cfg.mqtt.device_id),
+        top: cfg.analysis.top,
+        // Partial answers keep coming while a worker searches: silence means a lost job.
+        resend_after: Duration::from_secs(10),
+    })
+}
+
 /// The pool worker `[cluster] worker = true` asks for: its identity and an analysis
 /// engine built through the one engine set-up.
 fn cluster_worker(cfg: &Config, dir: &Path) -> Result<Option<(WorkerConfig, EngineParts)>> {
@@ -427,13 +483,7 @@ fn cluster_worker(cfg: &Config, dir: &Path) -> Result<Option<(WorkerConfig, Engi
     if !c.worker {
         return Ok(None);
     }
-    let broker = match &c.broker {
-        Some(b) => b.parse().context("cluster.broker")?,
-        None => cluster::Broker {
-            host: cfg.mqtt.host.clone(),
-            port: cfg.mqtt.port,
-        },
-    };
+    let broker = cluster_broker(cfg)?;
     let spec = EngineSpec::from_config(cfg, dir)?;
     let (source, _) = spec.evaluator_source();
     let parts = EngineParts {
@@ -491,6 +541,7 @@ fn settings(cfg: &Config) -> Result<Settings> {
         analysis_interval: Duration::from_millis(a.interval_ms),
         analysis_top: a.top,
         analysis_max_visits: a.max_visits,
+        remote_analysis: a.remote,
     })
 }
 

@@ -514,3 +514,54 @@ fn through_the_pool_the_answers_read_as_tengen_analysis_writes_them() {
     let _ = w.kill();
     let _ = w.wait();
 }
+
+#[test]
+fn an_appliance_with_remote_analysis_publishes_the_pools_answers_for_its_position() {
+    if !have("mosquitto") {
+        eprintln!("skipped: no mosquitto");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let _broker = Broker::start(dir.path(), port);
+    let obs = support::mqtt::Observer::connect(port, "panel");
+    // No network and nobody playing: only the pool can analyse.
+    let mut daemon = support::mqtt::Daemon::start(
+        dir.path(),
+        port,
+        "[game]\nsize = 9\nengine = \"none\"\n[analysis]\nenabled = true\nremote = true\n\
+         max_visits = 40\ninterval_ms = 100\n[cluster]\ngroup = \"test\"\n",
+    );
+    let (_, state) = obs.wait(0, "state", |s| s["moves"].as_array().is_some());
+    assert_eq!(support::mqtt::moves(&state).len(), 0);
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(
+        obs.all(0, "analysis").is_empty(),
+        "analysis without a worker: the engine analysed locally"
+    );
+    let mut w = worker(port, "w-remote", dir.path());
+    // The job was sent before the worker subscribed: the resend rule brings it back.
+    let (_, a) = obs.wait_for(0, "analysis", Duration::from_secs(90), |a| {
+        a["number"] == 0 && a["visits"].as_u64() >= Some(1)
+    });
+    assert_eq!(a["to_move"], "B", "{a}");
+    assert!(!a["moves"].as_array().unwrap().is_empty(), "{a}");
+    // A move on the board: the new position's answers follow, the old job's are dropped.
+    let at = obs.count();
+    support::mqtt::show(&obs, &support::mqtt::Rows::empty().with("E5", b'X'), 4);
+    let (i, a) = obs.wait_for(at, "analysis", Duration::from_secs(60), |a| {
+        a["number"] == 1
+    });
+    assert_eq!(a["to_move"], "W", "{a}");
+    std::thread::sleep(Duration::from_secs(1));
+    let later = obs.all(i, "analysis");
+    assert!(
+        later.iter().all(|a| a["number"] == 1),
+        "answers for the superseded position: {later:?}"
+    );
+    let log = std::fs::read_to_string(dir.path().join("w-remote.log")).unwrap();
+    assert!(log.contains("taken"), "the worker took no job: {log}");
+    let _ = w.kill();
+    let _ = w.wait();
+    assert!(daemon.alive());
+}

@@ -145,6 +145,11 @@ impl Pool {
         print()
     }
 
+    /// Stops waiting for a job's answers (its position was superseded).
+    pub fn forget(&mut self, seq: u64) {
+        self.pending.remove(&seq);
+    }
+
     /// Jobs to send again: no answer came for them in time.
     pub fn due(&mut self, now: Instant) -> Vec<(Ticket, String)> {
         let nonce = self.nonce;

@@ -5,11 +5,13 @@
 //! - [`job`]: the job and answer envelope (topics, properties, size limit, routing ids);
 //! - [`worker`]: a worker's job table over the analysis engine, and its MQTT loop;
 //! - [`client`]: the client's pending queries, duplicate suppression and resending, and
-//!   its MQTT loop.
+//!   its MQTT loop;
+//! - [`remote`]: an appliance's live analysis sent to the pool.
 
 pub mod client;
 pub mod job;
 mod link;
+pub mod remote;
 pub mod worker;
 
 pub use job::{Job, JOB_TOPIC, MAX_JOB_BYTES};
