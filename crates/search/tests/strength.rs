@@ -151,12 +151,43 @@ fn point_loss_rises_as_the_rank_falls() {
     let ranks = ["25k", "20k", "15k", "10k", "5k", "1d", "5d", "max"].map(rank);
     let mut games = positions(&ev, 9, rank("10k"), 1, 40);
     games.extend(positions(&ev, 9, rank("3k"), 2, 40));
-    let mut after: HashMap<(usize, Move), f64> = HashMap::new();
+    // Positions are independent: spread them over the cores (minutes of CPU otherwise on
+    // one thread), each thread with its own network (one evaluator runs one batch at a
+    // time) and its own cache of judged leads.
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let per_position: Vec<Vec<f64>> = std::thread::scope(|scope| {
+        let jobs: Vec<_> = (0..threads)
+            .map(|t| {
+                let (shared, games) = (&ev, &games);
+                scope.spawn(move || {
+                    let own = if t == 0 {
+                        None
+                    } else {
+                        common::b6c96("strength levels with the b6c96 network", 9)
+                    };
+                    let ev = own.as_ref().unwrap_or(shared);
+                    let mut after: HashMap<(usize, Move), f64> = HashMap::new();
+                    let mut rows = Vec::new();
+                    for (i, g) in games.iter().enumerate().skip(t).step_by(threads) {
+                        let before = judged_lead(ev, g, g.to_move());
+                        let row: Vec<f64> = ranks
+                            .iter()
+                            .map(|&s| expected_loss(ev, (i, g), before, s, &mut after))
+                            .collect();
+                        rows.push(row);
+                    }
+                    rows
+                })
+            })
+            .collect();
+        jobs.into_iter()
+            .flat_map(|j| j.join().expect("a judging thread panicked"))
+            .collect()
+    });
     let mut losses = vec![0.0; ranks.len()];
-    for (i, g) in games.iter().enumerate() {
-        let before = judged_lead(&ev, g, g.to_move());
-        for (k, &s) in ranks.iter().enumerate() {
-            losses[k] += expected_loss(&ev, (i, g), before, s, &mut after);
+    for row in &per_position {
+        for (k, l) in row.iter().enumerate() {
+            losses[k] += l;
         }
     }
     let n = games.len() as f64;
