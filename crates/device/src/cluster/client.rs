@@ -192,17 +192,30 @@ pub struct ClientConfig {
     pub quit_without_waiting: bool,
 }
 
+/// A client's session with the pool: its answer topic, its link (not yet connected) and
+/// an empty [`Pool`] whose tickets no earlier run of this client can have issued.
+pub(crate) fn open(broker: &Broker, id: &str, resend_after: Duration) -> (String, Link, Pool) {
+    let nonce = fastrand::u64(..) ^ u64::from(std::process::id());
+    (
+        answer_topic(id),
+        Link::client(broker, id),
+        Pool::new(nonce, resend_after),
+    )
+}
+
+/// Where the answers to the job of `ticket` go: `topic`, with the ticket as correlation.
+pub(crate) fn reply_to(topic: &str, ticket: Ticket) -> Reply {
+    Reply {
+        topic: topic.to_owned(),
+        correlation: ticket.bytes(),
+    }
+}
+
 /// Sends the queries read from `input` to the pool and writes their answers to `out`
 /// until the input ends and every query is answered.
 pub async fn run(cfg: ClientConfig, mut input: Receiver<Line>, out: &mut (dyn Write + Send)) {
-    let topic = answer_topic(&cfg.id);
-    let mut link = Link::client(&cfg.broker, &cfg.id);
-    let nonce = fastrand::u64(..) ^ u64::from(std::process::id());
-    let mut pool = Pool::new(nonce, cfg.resend_after);
-    let reply = |t: Ticket| Reply {
-        topic: topic.clone(),
-        correlation: t.bytes(),
-    };
+    let (topic, mut link, mut pool) = open(&cfg.broker, &cfg.id, cfg.resend_after);
+    let reply = |t: Ticket| reply_to(&topic, t);
     let mut print = |s: &str| {
         // A closed output leaves nobody to tell.
         let _ = writeln!(out, "{s}");

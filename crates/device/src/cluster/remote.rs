@@ -11,9 +11,9 @@ use serde_json::{json, Value};
 use tengen_rules::{Game, Player};
 use tokio::sync::watch;
 
-use super::client::{Pool, Submitted};
-use super::job::{answer_topic, Reply, Ticket, JOB_TOPIC};
-use super::link::{Link, Polled};
+use super::client::{open, reply_to, Submitted};
+use super::job::{Ticket, JOB_TOPIC};
+use super::link::Polled;
 use super::Broker;
 use crate::appliance::Out;
 use crate::payload::{AnalysisMsg, Candidate};
@@ -145,14 +145,8 @@ pub async fn run(
     mut positions: watch::Receiver<Option<String>>,
     mut publish: impl FnMut(Out) + Send,
 ) {
-    let topic = answer_topic(&cfg.id);
-    let mut link = Link::client(&cfg.broker, &cfg.id);
-    let nonce = fastrand::u64(..) ^ u64::from(std::process::id());
-    let mut pool = Pool::new(nonce, cfg.resend_after);
-    let reply = |t: Ticket| Reply {
-        topic: topic.clone(),
-        correlation: t.bytes(),
-    };
+    let (topic, mut link, mut pool) = open(&cfg.broker, &cfg.id, cfg.resend_after);
+    let reply = |t: Ticket| reply_to(&topic, t);
     // The job of the position on show.
     let mut current: Option<Ticket> = None;
     let mut tick = tokio::time::interval(Duration::from_millis(250));
@@ -208,6 +202,7 @@ pub async fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cluster::client::Pool;
     use tengen_rules::{BoardSize, Move, Rules};
 
     #[test]
