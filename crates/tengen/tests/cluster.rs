@@ -16,6 +16,16 @@ use rumqttc::v5::{Client, Event, Incoming, MqttOptions};
 use serde_json::Value;
 use support::mqtt::{free_port, have, Broker};
 
+/// A scratch folder and a free port for a test's broker; `None` (saying so) without
+/// mosquitto.
+fn scratch() -> Option<(tempfile::TempDir, u16)> {
+    if !have("mosquitto") {
+        eprintln!("skipped: no mosquitto");
+        return None;
+    }
+    Some((tempfile::tempdir().unwrap(), free_port()))
+}
+
 /// A `tengen worker` whose log goes to a file.
 fn worker(port: u16, id: &str, dir: &Path) -> Child {
     Command::new(env!("CARGO_BIN_EXE_tengen"))
@@ -158,12 +168,9 @@ fn check_answered_once(lines: &[String], ids: &[String]) {
 
 #[test]
 fn a_pool_answers_every_query_once_through_a_worker_kill_and_a_broker_restart() {
-    if !have("mosquitto") {
-        eprintln!("skipped: no mosquitto");
+    let Some((dir, port)) = scratch() else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
+    };
     let mut broker = Broker::start(dir.path(), port);
     let mut workers: Vec<Child> = ["w1", "w2", "w3"]
         .iter()
@@ -236,12 +243,9 @@ fn v5_client(port: u16, id: &str, topic: &str) -> (Client, Received) {
 
 #[test]
 fn bad_jobs_are_answered_refused_or_dropped_and_the_worker_serves_on() {
-    if !have("mosquitto") {
-        eprintln!("skipped: no mosquitto");
+    let Some((dir, port)) = scratch() else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
+    };
     let _broker = Broker::start(dir.path(), port);
     let mut w = worker(port, "solo", dir.path());
     let reply = "tengen/answers/tester";
@@ -369,12 +373,9 @@ fn bad_jobs_are_answered_refused_or_dropped_and_the_worker_serves_on() {
 
 #[test]
 fn an_appliance_with_cluster_worker_on_serves_the_pools_jobs() {
-    if !have("mosquitto") {
-        eprintln!("skipped: no mosquitto");
+    let Some((dir, port)) = scratch() else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
+    };
     let _broker = Broker::start(dir.path(), port);
     let mut daemon = support::mqtt::Daemon::start(
         dir.path(),
@@ -446,12 +447,9 @@ fn keys(v: &Value) -> Vec<String> {
 
 #[test]
 fn through_the_pool_the_answers_read_as_tengen_analysis_writes_them() {
-    if !have("mosquitto") {
-        eprintln!("skipped: no mosquitto");
+    let Some((dir, port)) = scratch() else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
+    };
     let _broker = Broker::start(dir.path(), port);
     let mut w = worker(port, "same", dir.path());
     let input = [
@@ -517,12 +515,9 @@ fn through_the_pool_the_answers_read_as_tengen_analysis_writes_them() {
 
 #[test]
 fn an_appliance_with_remote_analysis_publishes_the_pools_answers_for_its_position() {
-    if !have("mosquitto") {
-        eprintln!("skipped: no mosquitto");
+    let Some((dir, port)) = scratch() else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
+    };
     let _broker = Broker::start(dir.path(), port);
     let obs = support::mqtt::Observer::connect(port, "panel");
     // No network and nobody playing: only the pool can analyse.
