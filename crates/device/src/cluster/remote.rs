@@ -57,6 +57,9 @@ pub fn query(game: &Game, ask: &Ask) -> String {
         "boardYSize": size.height(),
         "reportDuringSearchEvery": ask.every.as_secs_f64(),
         "includeOwnership": ask.ownership,
+        // `message` reads values for Black: ask for them, whatever the worker's own
+        // configuration says.
+        "overrideSettings": {"reportAnalysisWinratesAs": "BLACK"},
     });
     if ask.max_visits > 0 {
         q["maxVisits"] = json!(ask.max_visits);
@@ -65,8 +68,8 @@ pub fn query(game: &Game, ask: &Ask) -> String {
 }
 
 /// The appliance's `analysis` message for one answer line, with at most `top`
-/// candidates; `None` for a warning or an error. Workers report values for Black (the
-/// analysis engine's default); the message takes the side to move's view.
+/// candidates; `None` for a warning or an error. The values are Black's ([`query`] asks
+/// for them so); the message takes the side to move's view.
 pub fn message(answer: &Value, top: usize) -> Option<AnalysisMsg> {
     let root = answer.get("rootInfo")?;
     let number = usize::try_from(answer.get("turnNumber")?.as_u64()?).ok()?;
@@ -223,6 +226,10 @@ mod tests {
         ));
         let v: Value = serde_json::from_str(&q).unwrap();
         assert_eq!(v["moves"], json!([["B", "E5"]]));
+        assert_eq!(
+            v["overrideSettings"]["reportAnalysisWinratesAs"],
+            json!("BLACK")
+        );
         assert_eq!(
             (v["maxVisits"].as_u64(), v["boardXSize"].as_u64()),
             (Some(7), Some(9))
