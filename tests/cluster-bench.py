@@ -3,9 +3,12 @@
 1 and 2 workers of one thread each, and the broker path's latency per query against
 `tengen analysis` on the same engine.
 
-    tests/cluster-bench.py [path/to/tengen] [--queries N] [--visits V]
+    tests/cluster-bench.py [path/to/tengen] [--queries N] [--visits V] [--mosquitto PATH]
 
-Needs mosquitto. Each worker runs one analysis thread with one search thread.
+Needs mosquitto (PATH picks another build of it). Each worker runs one analysis thread
+with one search thread. Last, it counts the jobs a worker of 1 and 2 slots held at once while
+three jobs a slot waited for it: the broker keeps to the worker's receive maximum when
+that count is the slots.
 """
 
 import json
@@ -22,6 +25,7 @@ TENGEN = args.pop(0) if args and not args[0].startswith("--") else "tengen"
 opts = dict(zip(args[::2], args[1::2]))
 QUERIES = int(opts.get("--queries", 60))
 VISITS = int(opts.get("--visits", 100))
+MOSQUITTO = opts.get("--mosquitto", "mosquitto")
 ENGINE = ["--analysis-threads", "1", "--search-threads", "1"]
 
 
@@ -79,7 +83,7 @@ def main():
     conf = os.path.join(d, "mosquitto.conf")
     with open(conf, "w") as f:
         f.write(f"listener {port} 127.0.0.1\nallow_anonymous true\nset_tcp_nodelay true\n")
-    broker = subprocess.Popen(["mosquitto", "-c", conf], stderr=subprocess.DEVNULL)
+    broker = subprocess.Popen([MOSQUITTO, "-c", conf], stderr=subprocess.DEVNULL)
     time.sleep(0.5)
     url = f"mqtt://127.0.0.1:{port}"
     log = open(os.path.join(d, "log"), "w")
@@ -128,6 +132,27 @@ def main():
         print(f"latency per query, median of 50 (1 visit): direct {med['direct']:.1f} ms, "
               f"through the broker {med['pool']:.1f} ms, "
               f"overhead {med['pool'] - med['direct']:.1f} ms")
+
+        # Back-pressure: one worker with 1 and then 2 slots, three jobs a slot sent at once.
+        for slots in (1, 2):
+            for w in workers:
+                w.terminate()
+                w.wait()
+            wlog_path = os.path.join(d, f"slots{slots}.log")
+            with open(wlog_path, "w") as wlog:
+                workers = [subprocess.Popen(
+                    [TENGEN, "worker", "--broker", url, "--id", f"slots{slots}",
+                     "--slots", str(slots)] + ENGINE, stderr=wlog,
+                    env=dict(os.environ, RUST_LOG="tengen_device::cluster=debug"))]
+                client = Lines([TENGEN, "analysis", "--cluster", url], log)
+                client.batch([query(0, 1, 6)])
+                out = client.batch([query(i, 4 * VISITS, 5) for i in range(3 * slots)])
+                client.close()
+            assert all("rootInfo" in v for v in out), out
+            held = [int(l.split(";")[1].split()[0]) for l in open(wlog_path)
+                    if "jobs open" in l]
+            print(f"back-pressure: a worker of {slots} slot(s) held at most {max(held)} jobs "
+                  f"at once ({3 * slots} sent at once)")
     finally:
         for w in workers:
             w.terminate()

@@ -157,6 +157,8 @@ pub struct Appliance {
     game: GameSettings,
     level: Option<Level>,
     pondering: Option<Pondering>,
+    /// With remote analysis, the pool left a job unanswered: the engine analyses.
+    pool_silent: bool,
     last_alert: Option<Alert>,
     /// The camera reader's last status, if a camera is in use.
     camera: Option<CameraStatus>,
@@ -186,6 +188,7 @@ impl Appliance {
             settings,
             level: None,
             pondering: None,
+            pool_silent: false,
             last_alert: None,
             camera: None,
             archived: false,
@@ -978,8 +981,23 @@ impl Appliance {
         Some(crate::cluster::remote::query(self.engine.game(), &ask))
     }
 
+    /// With remote analysis: the pool went silent (the engine analyses in its place) or
+    /// answers again (the engine stops).
+    pub fn set_pool_silent(&mut self, silent: bool) {
+        if !self.settings.remote_analysis || self.pool_silent == silent {
+            return;
+        }
+        self.pool_silent = silent;
+        if silent {
+            self.start_pondering();
+        } else {
+            self.stop_pondering();
+        }
+    }
+
     fn start_pondering(&mut self) {
-        if self.settings.remote_analysis || self.pondering.is_some() || !self.wants_analysis() {
+        let pool = self.settings.remote_analysis && !self.pool_silent;
+        if pool || self.pondering.is_some() || !self.wants_analysis() {
             return;
         }
         let request = AnalyzeRequest {

@@ -44,6 +44,29 @@ pub struct TlsFiles {
     pub client: Option<(PathBuf, PathBuf)>,
 }
 
+impl TlsFiles {
+    /// The TLS set-up of a connection that checks the broker against these files.
+    pub fn configuration(&self) -> Result<TlsConfiguration, MqttError> {
+        // One process-wide crypto provider; installing twice is harmless.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let read = |p: &PathBuf| {
+            std::fs::read(p).map_err(|source| MqttError::TlsFile {
+                path: p.clone(),
+                source,
+            })
+        };
+        let client_auth = match &self.client {
+            Some((cert, key)) => Some((read(cert)?, read(key)?)),
+            None => None,
+        };
+        Ok(TlsConfiguration::Simple {
+            ca: read(&self.ca)?,
+            alpn: None,
+            client_auth,
+        })
+    }
+}
+
 /// Where the broker is and who we are.
 #[derive(Clone, Debug)]
 pub struct MqttConfig {
@@ -84,6 +107,9 @@ pub enum Inbound {
     Command(Payload),
     /// The link (re)connected: the state should be published again.
     Connected,
+    /// With remote analysis: the pool went silent (`true`: analyse here) or answers
+    /// again (`false`).
+    PoolSilent(bool),
     /// A camera reader's status, and the board it settled on when it has one.
     Camera(crate::payload::CameraStatus, Option<crate::Snapshot>),
     /// A command already decoded by another front end (the web panel), whose outcome goes
@@ -237,7 +263,7 @@ fn publish_alert(client: &Client, prefix: &str, alert: &Alert) {
 #[derive(Debug, thiserror::Error)]
 pub enum MqttError {
     /// A TLS file could not be read.
-    #[error("mqtt.tls: cannot read {path}: {source}")]
+    #[error("cannot read the TLS file {path}: {source}")]
     TlsFile {
         /// The file.
         path: PathBuf,
@@ -290,25 +316,7 @@ impl Client {
         let will_topic = topic(&c.prefix, "availability");
         let transport = match &c.tls {
             None => Transport::Tcp,
-            Some(t) => {
-                // One process-wide crypto provider; installing twice is harmless.
-                let _ = rustls::crypto::ring::default_provider().install_default();
-                let read = |p: &PathBuf| {
-                    std::fs::read(p).map_err(|source| MqttError::TlsFile {
-                        path: p.clone(),
-                        source,
-                    })
-                };
-                let client_auth = match &t.client {
-                    Some((cert, key)) => Some((read(cert)?, read(key)?)),
-                    None => None,
-                };
-                Transport::Tls(TlsConfiguration::Simple {
-                    ca: read(&t.ca)?,
-                    alpn: None,
-                    client_auth,
-                })
-            }
+            Some(t) => Transport::Tls(t.configuration()?),
         };
         Ok(match c.version {
             Version::V311 => {

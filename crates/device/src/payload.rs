@@ -386,6 +386,9 @@ pub struct AnalysisMsg {
     /// Ownership per point, top row first, +1 = the player to move owns it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ownership: Option<Vec<f32>>,
+    /// Analysed by the cluster's pool (`[analysis] remote`), not this device's engine.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pool: bool,
 }
 
 impl AnalysisMsg {
@@ -418,6 +421,7 @@ impl AnalysisMsg {
                 .ownership
                 .as_ref()
                 .map(|o| o.iter().map(|&v| round3(sign * v as f64) as f32).collect()),
+            pool: false,
         }
     }
 }

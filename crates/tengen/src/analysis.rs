@@ -23,6 +23,7 @@ use tengen_device::cluster::client::{self, ClientConfig, Line};
 use tengen_device::cluster::job::is_topic_level;
 use tengen_device::cluster::worker::EngineParts;
 use tengen_device::cluster::Broker;
+use tengen_device::mqtt::TlsFiles;
 
 /// The analysis engine's options, shared by `tengen analysis` and `tengen worker`.
 #[derive(Args, Debug)]
@@ -94,6 +95,45 @@ struct ClusterArgs {
     /// Seconds a job may wait at the broker before it expires (MQTT 5 message expiry).
     #[arg(long, requires = "cluster")]
     job_expiry: Option<u32>,
+    #[command(flatten)]
+    tls: TlsArgs,
+}
+
+/// The files of a TLS connection to a pool's broker (`mqtts://`).
+#[derive(Args, Debug, Clone)]
+pub struct TlsArgs {
+    /// The CA certificate (PEM) that signed the broker's: needed with `mqtts://`.
+    #[arg(long, value_name = "FILE")]
+    tls_ca: Option<PathBuf>,
+    /// A client certificate (PEM), for a broker that asks for one.
+    #[arg(long, value_name = "FILE", requires = "tls_key", requires = "tls_ca")]
+    tls_cert: Option<PathBuf>,
+    /// The client certificate's key (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+}
+
+impl TlsArgs {
+    /// `broker` with these files read when its address asks for TLS.
+    pub fn apply(&self, broker: Broker) -> Result<Broker> {
+        if !broker.wants_tls() {
+            if self.tls_ca.is_some() {
+                anyhow::bail!("--tls-ca: {broker} is not a TLS address (mqtts://)");
+            }
+            return Ok(broker);
+        }
+        let Some(ca) = self.tls_ca.clone() else {
+            anyhow::bail!(
+                "{broker}: mqtts:// needs --tls-ca FILE, the CA that signed the broker's \
+                 certificate"
+            );
+        };
+        let files = TlsFiles {
+            ca,
+            client: self.tls_cert.clone().zip(self.tls_key.clone()),
+        };
+        Ok(broker.with_tls(&files)?)
+    }
 }
 
 /// An analysis engine ready to start: what [`EngineArgs`] and the KataGo config ask for.
@@ -205,6 +245,7 @@ fn init_log(settings: &Settings) -> Result<()> {
 /// Runs `tengen analysis`.
 pub fn run(a: AnalysisArgs) -> Result<()> {
     if let Some(broker) = a.cluster.cluster.clone() {
+        let broker = a.cluster.tls.apply(broker)?;
         let settings = a.engine.settings(init_log)?;
         return run_cluster(a, broker, &settings);
     }

@@ -218,6 +218,9 @@ section! {
         max_visits: u64 = Settings::default().analysis_max_visits,
         /// Done by the cluster's pool (`[cluster] broker`/`group`), not the engine.
         remote: bool = Settings::default().remote_analysis,
+        /// With `remote`: seconds without an answer from the pool after which the
+        /// engine analyses until the pool answers again (0: never).
+        fallback_s: u64 = 10,
     }
 }
 
@@ -551,8 +554,12 @@ impl Config {
         self.web.validate()?;
         let c = &self.cluster;
         if let Some(b) = &c.broker {
-            b.parse::<tengen_device::cluster::Broker>()
+            let b = b
+                .parse::<tengen_device::cluster::Broker>()
                 .map_err(|e| anyhow::anyhow!("cluster.broker: {e}"))?;
+            if b.wants_tls() && self.mqtt.tls_ca.is_none() {
+                bail!("cluster.broker: {b} needs mqtt.tls_ca, the CA that signed the broker's");
+            }
         }
         in_range("cluster.slots", c.slots, 1, 1024)?;
         if !tengen_device::cluster::job::is_topic_level(&c.group) {
@@ -589,6 +596,7 @@ impl Config {
         let a = &self.analysis;
         in_range("analysis.interval_ms", a.interval_ms, 10, 60_000)?;
         in_range("analysis.top", a.top, 1, 50)?;
+        in_range("analysis.fallback_s", a.fallback_s, 0, 86_400)?;
         if let Some(m) = &self.service.memory_max {
             memory_mib(m).context("service.memory_max")?;
         }
@@ -765,6 +773,7 @@ mod tests {
         assert!(err("[cluster]\ngroup = \"a/b\"\n").starts_with("cluster.group:"));
         assert!(err("[cluster]\nslots = 0\n").starts_with("cluster.slots:"));
         assert!(err("[cluster]\nbroker = \"http://x\"\n").starts_with("cluster.broker:"));
+        assert!(err("[cluster]\nbroker = \"mqtts://u:p@club\"\n").contains("mqtt.tls_ca"));
         assert!(err("[board]\nstability = 0\n").starts_with("board.stability:"));
         assert!(err("[mqtt]\nusername = \"u\"\n").starts_with("mqtt.password:"));
         assert!(err("[mqtt]\ngtp_commands = [\"fly\"]\n").starts_with("mqtt.gtp_commands:"));

@@ -16,6 +16,7 @@ use sd_notify::NotifyState;
 use tengen_device::appliance::{Appliance, Out, RemoteGtp, Settings};
 use tengen_device::cluster::{
     self,
+    remote::Heard,
     worker::{Caps, EngineParts, WorkerConfig},
 };
 use tengen_device::mqtt::{self, Inbound, MqttConfig, TlsFiles, Version, INBOUND_QUEUE};
@@ -132,8 +133,18 @@ pub fn run(a: ServeArgs) -> Result<()> {
         let (tx, rx) = tokio::sync::watch::channel(None);
         let rc = remote_config(&cfg)?;
         log::info!("live analysis by the pool at {}", rc.broker);
-        let (mqtt, panel) = (out_tx.clone(), panel.clone());
-        runtime.spawn(cluster::remote::run(rc, rx, move |o| {
+        let (mqtt, panel, inbound) = (out_tx.clone(), panel.clone(), in_tx.clone());
+        runtime.spawn(cluster::remote::run(rc, rx, move |heard| {
+            let o = match heard {
+                Heard::Analysis(o) => o,
+                Heard::Silent | Heard::Answering => {
+                    let silent = matches!(heard, Heard::Silent);
+                    if inbound.try_send(Inbound::PoolSilent(silent)).is_err() {
+                        log::warn!("the engine loop's queue is full: pool state not passed on");
+                    }
+                    return;
+                }
+            };
             if let Some(hub) = &panel {
                 hub.publish(&o);
             }
@@ -283,6 +294,7 @@ fn engine_loop(app: &mut Appliance, inbound: &Receiver<Inbound>, out: &Outlets, 
             Ok(Inbound::Command(p)) => app.on_command(&p),
             Ok(Inbound::Connected) => app.republish(),
             Ok(Inbound::Camera(status, snap)) => app.on_camera(status, snap),
+            Ok(Inbound::PoolSilent(silent)) => app.set_pool_silent(silent),
             Ok(Inbound::Control(cmd, reply)) => {
                 let done = app.control(cmd).map(|_| ());
                 flush(app, out);
@@ -454,15 +466,33 @@ fn build_engine(
     Ok((engine, spec.describe(), settled))
 }
 
-/// The pool's broker: `[cluster] broker`, or else the `[mqtt]` one.
+/// The pool's broker: `[cluster] broker` (its address's credentials), or else the
+/// `[mqtt]` one (with `[mqtt]`'s credentials); over TLS the `[mqtt]` TLS files check it.
 fn cluster_broker(cfg: &Config) -> Result<cluster::Broker> {
-    Ok(match &cfg.cluster.broker {
+    let m = &cfg.mqtt;
+    let broker = match &cfg.cluster.broker {
         Some(b) => b.parse().context("cluster.broker")?,
-        None => cluster::Broker {
-            host: cfg.mqtt.host.clone(),
-            port: cfg.mqtt.port,
-        },
-    })
+        None => {
+            let mut b = cluster::Broker::plain(&m.host, m.port);
+            b.credentials = m.username.clone().zip(m.password.clone());
+            b
+        }
+    };
+    let tls = match &cfg.cluster.broker {
+        Some(_) => broker.wants_tls(),
+        None => m.tls,
+    };
+    if !tls {
+        return Ok(broker);
+    }
+    let files = TlsFiles {
+        ca: m
+            .tls_ca
+            .clone()
+            .context("cluster.broker: TLS needs mqtt.tls_ca, the CA that signed the broker's")?,
+        client: m.tls_cert.clone().zip(m.tls_key.clone()),
+    };
+    Ok(broker.with_tls(&files)?)
 }
 
 /// Where `[analysis] remote = true` sends the live position.
@@ -473,6 +503,8 @@ fn remote_config(cfg: &Config) -> Result<cluster::remote::RemoteConfig> {
         top: cfg.analysis.top,
         // Partial answers keep coming while a worker searches: silence means a lost job.
         resend_after: Duration::from_secs(10),
+        fallback_after: (cfg.analysis.fallback_s > 0)
+            .then(|| Duration::from_secs(cfg.analysis.fallback_s)),
     })
 }
 

@@ -9,12 +9,12 @@ use tengen_device::cluster::job::is_topic_level;
 use tengen_device::cluster::worker::{self, Caps, WorkerConfig};
 use tengen_device::cluster::Broker;
 
-use crate::analysis::EngineArgs;
+use crate::analysis::{EngineArgs, TlsArgs};
 
 /// Options of `tengen worker`.
 #[derive(Args, Debug)]
 pub struct WorkerArgs {
-    /// The broker (`mqtt://host:port`).
+    /// The broker (`mqtt[s]://[user:password@]host[:port]`).
     #[arg(long)]
     broker: Broker,
     /// The shared-subscription group: each job goes to one worker of the group.
@@ -35,6 +35,8 @@ pub struct WorkerArgs {
     /// no `overrideSettings.maxTime`, and a query giving more is refused.
     #[arg(long, value_parser = seconds)]
     max_job_seconds: Option<f64>,
+    #[command(flatten)]
+    tls: TlsArgs,
     #[command(flatten)]
     engine: EngineArgs,
 }
@@ -62,6 +64,8 @@ pub fn default_slots(threads: usize) -> u16 {
 
 /// Runs `tengen worker` until SIGTERM or SIGINT.
 pub fn run(a: WorkerArgs) -> Result<()> {
+    // Before the network loads: a wrong address is said at once.
+    let broker = a.tls.apply(a.broker)?;
     let mut prepared = a.engine.prepare(|_| Ok(()))?;
     let time_cap = a.max_job_seconds.map(Duration::from_secs_f64);
     if let Some(cap) = time_cap {
@@ -70,7 +74,7 @@ pub fn run(a: WorkerArgs) -> Result<()> {
         d.max_time = Some(d.max_time.map_or(cap, |t| t.min(cap)));
     }
     let cfg = WorkerConfig {
-        broker: a.broker,
+        broker,
         id: a
             .id
             .unwrap_or_else(|| format!("worker-{}-{}", host(), std::process::id())),

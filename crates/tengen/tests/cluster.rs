@@ -28,8 +28,13 @@ fn scratch() -> Option<(tempfile::TempDir, u16)> {
 
 /// A `tengen worker` whose log goes to a file.
 fn worker(port: u16, id: &str, dir: &Path) -> Child {
+    worker_at(&format!("mqtt://127.0.0.1:{port}"), id, dir, &[])
+}
+
+/// A `tengen worker` of the broker at `url`, with `more` arguments.
+fn worker_at(url: &str, id: &str, dir: &Path, more: &[&str]) -> Child {
     Command::new(env!("CARGO_BIN_EXE_tengen"))
-        .args(["worker", "--broker", &format!("mqtt://127.0.0.1:{port}")])
+        .args(["worker", "--broker", url])
         .args([
             "--id",
             id,
@@ -40,6 +45,7 @@ fn worker(port: u16, id: &str, dir: &Path) -> Child {
             "--max-visits",
             "2",
         ])
+        .args(more)
         .env("RUST_LOG", "info,tengen_device::cluster=debug")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -57,9 +63,15 @@ struct Analysis {
 
 impl Analysis {
     fn start(port: u16, id: &str, dir: &Path) -> Analysis {
+        Analysis::start_at(&format!("mqtt://127.0.0.1:{port}"), id, dir, &[])
+    }
+
+    /// A client of the broker at `url`, with `more` arguments.
+    fn start_at(url: &str, id: &str, dir: &Path, more: &[&str]) -> Analysis {
         let mut child = Command::new(env!("CARGO_BIN_EXE_tengen"))
-            .args(["analysis", "--cluster", &format!("mqtt://127.0.0.1:{port}")])
+            .args(["analysis", "--cluster", url])
             .args(["--client-id", id, "--resend-after", "4"])
+            .args(more)
             .env("RUST_LOG", "info")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -556,6 +568,88 @@ fn an_appliance_with_remote_analysis_publishes_the_pools_answers_for_its_positio
     );
     let log = std::fs::read_to_string(dir.path().join("w-remote.log")).unwrap();
     assert!(log.contains("taken"), "the worker took no job: {log}");
+    let _ = w.kill();
+    let _ = w.wait();
+    assert!(daemon.alive());
+}
+
+#[test]
+fn a_pool_works_over_tls_with_passwords() {
+    if !support::mqtt::have_tls_tools("a_pool_works_over_tls_with_passwords") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let port = free_port();
+    let listener = support::mqtt::tls_broker(d, port, &[("board", "w-pass"), ("club", "c-pass")]);
+    let _broker = Broker::start_with(d, free_port(), &listener);
+    let ca = d.join("ca.pem");
+    let tls = ["--tls-ca", ca.to_str().unwrap()];
+    let worker_url = format!("mqtts://board:w-pass@localhost:{port}");
+    // mqtts:// without the CA to check the broker by is refused at once, with the flag named.
+    let out = Command::new(env!("CARGO_BIN_EXE_tengen"))
+        .args(["worker", "--broker", &worker_url])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("--tls-ca"), "{err}");
+    let mut w = worker_at(&worker_url, "tls-worker", d, &tls);
+    let url = format!("mqtts://club:c-pass@localhost:{port}");
+    let mut client = Analysis::start_at(&url, "tls-client", d, &tls);
+    let mut rng = fastrand::Rng::with_seed(5);
+    let ids: Vec<String> = (0..3).map(|i| format!("tls-{i}")).collect();
+    for id in &ids {
+        client.send(&query(id, &mut rng));
+    }
+    check_answered_once(&client.finish(Duration::from_secs(60)), &ids);
+    // A wrong password gets no answer, and the client says why.
+    let bad = format!("mqtts://club:guess@localhost:{port}");
+    let mut wrong = Analysis::start_at(&bad, "tls-wrong", d, &tls);
+    wrong.send(&query("never", &mut rng));
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(wrong.count(), 0);
+    let _ = wrong.child.kill();
+    let _ = wrong.child.wait();
+    let log = std::fs::read_to_string(d.join("tls-wrong.log")).unwrap();
+    assert!(log.contains("cannot connect"), "{log}");
+    let _ = w.kill();
+    let _ = w.wait();
+}
+
+#[test]
+fn a_board_whose_pool_is_silent_analyses_on_its_own_until_a_worker_answers() {
+    let Some((dir, port)) = scratch() else {
+        return;
+    };
+    let _broker = Broker::start(dir.path(), port);
+    let obs = support::mqtt::Observer::connect(port, "panel");
+    // Analysis that never ends by itself, so that the engine's stopping shows.
+    let mut daemon = support::mqtt::Daemon::start(
+        dir.path(),
+        port,
+        "[game]\nsize = 9\nengine = \"none\"\n[analysis]\nenabled = true\nremote = true\n\
+         max_visits = 10000000\ninterval_ms = 100\nfallback_s = 2\n[cluster]\ngroup = \"test\"\n",
+    );
+    obs.wait(0, "state", |s| s["moves"].as_array().is_some());
+    // No worker: after two silent seconds the engine analyses, and says so by omission.
+    let (_, local) = obs.wait_for(0, "analysis", Duration::from_secs(30), |a| {
+        a["visits"].as_u64() >= Some(1)
+    });
+    assert!(local.get("pool").is_none(), "{local}");
+    let mut w = worker(port, "w-late", dir.path());
+    // A worker takes the resent job: its answers are the pool's, and the engine stops.
+    let (i, _) = obs.wait_for(0, "analysis", Duration::from_secs(60), |a| {
+        a["pool"] == true
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    let settled = obs.count().max(i);
+    std::thread::sleep(Duration::from_millis(1500));
+    let after = obs.all(settled, "analysis");
+    assert!(!after.is_empty(), "the pool's answers stopped");
+    assert!(
+        after.iter().all(|a| a["pool"] == true),
+        "the engine still analyses beside the pool: {after:?}"
+    );
     let _ = w.kill();
     let _ = w.wait();
     assert!(daemon.alive());

@@ -314,60 +314,16 @@ fn speaks_mqtt_5_too() {
     assert_eq!(ha["state_topic"], "tengen/test/analysis");
 }
 
-/// Runs a shell command in `dir`, failing the test with its output if it fails.
-fn sh(dir: &std::path::Path, cmd: &str) {
-    let out = std::process::Command::new("sh")
-        .args(["-c", cmd])
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{cmd}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 #[test]
 fn connects_over_tls_with_a_password() {
-    if !have("mosquitto") || !have("openssl") || !have("mosquitto_passwd") {
-        eprintln!("connects_over_tls_with_a_password skipped: mosquitto or openssl missing");
+    if !support::mqtt::have_tls_tools("connects_over_tls_with_a_password") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    // A throw-away CA and a server certificate for localhost and 127.0.0.1.
-    sh(
-        d,
-        "openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 \
-           -subj /CN=tengen-test-ca 2>/dev/null",
-    );
-    sh(
-        d,
-        "openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr \
-           -subj /CN=localhost 2>/dev/null",
-    );
-    std::fs::write(
-        d.join("ext.cnf"),
-        "subjectAltName=DNS:localhost,IP:127.0.0.1\n",
-    )
-    .unwrap();
-    sh(
-        d,
-        "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial \
-           -out server.pem -days 2 -extfile ext.cnf 2>/dev/null",
-    );
-    sh(d, "mosquitto_passwd -b -c passwd panel s3cret");
     let tls_port = free_port();
-    let broker = Broker::start_with(
-        d,
-        free_port(),
-        &format!(
-            "listener {tls_port} 127.0.0.1\nallow_anonymous false\npassword_file {0}/passwd\n\
-             cafile {0}/ca.pem\ncertfile {0}/server.pem\nkeyfile {0}/server.key\n",
-            d.display()
-        ),
-    );
+    let listener = support::mqtt::tls_broker(d, tls_port, &[("panel", "s3cret")]);
+    let broker = Broker::start_with(d, free_port(), &listener);
     // The observer listens on the plain listener of the same broker.
     let obs = Observer::connect(broker.port, "obs");
     let mqtt = |password: &str| {

@@ -80,7 +80,7 @@ impl Link {
                 true,
                 None,
             ));
-        Link::start(o)
+        Link::start(broker, o)
     }
 
     /// A client's connection: a persistent session (an hour), so that answers published
@@ -89,12 +89,16 @@ impl Link {
         let mut o = MqttOptions::new(id, &broker.host, broker.port);
         o.set_clean_start(false)
             .set_session_expiry_interval(Some(3600));
-        Link::start(o)
+        Link::start(broker, o)
     }
 
-    fn start(mut o: MqttOptions) -> Link {
+    fn start(broker: &Broker, mut o: MqttOptions) -> Link {
         o.set_keep_alive(Duration::from_secs(10))
-            .set_max_packet_size(Some(MAX_PACKET_BYTES as u32));
+            .set_max_packet_size(Some(MAX_PACKET_BYTES as u32))
+            .set_transport(broker.transport());
+        if let Some((user, password)) = &broker.credentials {
+            o.set_credentials(user, password);
+        }
         // Jobs and answers are small and wait on each other: Nagle's algorithm would
         // hold each one back for the peer's delayed acknowledgement (tens of ms).
         let mut net = rumqttc::NetworkOptions::new();

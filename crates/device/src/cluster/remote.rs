@@ -124,6 +124,7 @@ pub fn message(answer: &Value, top: usize) -> Option<AnalysisMsg> {
         score_lead: lead(num(root, "scoreLead")),
         moves,
         ownership,
+        pool: true,
     })
 }
 
@@ -138,20 +139,39 @@ pub struct RemoteConfig {
     pub top: usize,
     /// Send the job again when nothing came back for it this long.
     pub resend_after: Duration,
+    /// Call the pool silent when the position's job had no answer this long (`None`:
+    /// never).
+    pub fallback_after: Option<Duration>,
+}
+
+/// What the pool's answers tell the appliance.
+#[derive(Debug)]
+pub enum Heard {
+    /// An `analysis` message of the position on show.
+    Analysis(Out),
+    /// The pool left the position's job unanswered for `fallback_after`: analyse here.
+    Silent,
+    /// The pool answers again after [`Heard::Silent`].
+    Answering,
 }
 
 /// Sends each position `positions` holds (a query from [`query`], `None`: no analysis
-/// wanted) to the pool and hands the current one's answers to `publish` as `analysis`
+/// wanted) to the pool and hands the current one's answers to `heard` as `analysis`
 /// messages, until `positions` closes. Answers for a superseded position are dropped.
+/// A job left unanswered for `fallback_after` is reported once as [`Heard::Silent`], and
+/// the next answer as [`Heard::Answering`].
 pub async fn run(
     cfg: RemoteConfig,
     mut positions: watch::Receiver<Option<String>>,
-    mut publish: impl FnMut(Out) + Send,
+    mut heard: impl FnMut(Heard) + Send,
 ) {
     let (topic, mut link, mut pool) = open(&cfg.broker, &cfg.id, cfg.resend_after);
     let reply = |t: Ticket| reply_to(&topic, t);
     // The job of the position on show.
     let mut current: Option<Ticket> = None;
+    // Since when the job on show waits for its first answer.
+    let mut waiting_since: Option<Instant> = None;
+    let mut silent = false;
     let mut tick = tokio::time::interval(Duration::from_millis(250));
     loop {
         tokio::select! {
@@ -163,10 +183,12 @@ pub async fn run(
                     pool.forget(t.seq);
                 }
                 let wanted = positions.borrow_and_update().clone();
+                waiting_since = None;
                 let Some(line) = wanted else { continue };
                 match pool.submit(&line, Instant::now()) {
                     Some(Submitted::Send(t, l)) => {
                         current = Some(t);
+                        waiting_since = Some(Instant::now());
                         link.job(JOB_TOPIC, &l, &reply(t), None).await;
                     }
                     other => log::warn!("cluster: the position was not sent: {other:?}"),
@@ -180,21 +202,35 @@ pub async fn run(
                     let Some(line) = ours.then(|| pool.answer(c, payload, Instant::now())).flatten() else {
                         continue;
                     };
+                    waiting_since = None;
+                    if std::mem::take(&mut silent) {
+                        log::info!("cluster: the pool answers again");
+                        heard(Heard::Answering);
+                    }
                     let Ok(v) = serde_json::from_str::<Value>(&line) else { continue };
                     match message(&v, cfg.top) {
-                        Some(msg) => publish(Out {
+                        Some(msg) => heard(Heard::Analysis(Out {
                             topic: "analysis",
                             payload: serde_json::to_vec(&msg).unwrap_or_default(),
                             retain: false,
-                        }),
+                        })),
                         None => log::warn!("cluster: the pool answered {line}"),
                     }
                 }
                 Polled::Lost => {}
             },
             _ = tick.tick() => {
-                for (t, l) in pool.due(Instant::now()) {
+                let now = Instant::now();
+                for (t, l) in pool.due(now) {
                     link.job(JOB_TOPIC, &l, &reply(t), None).await;
+                }
+                let overdue = waiting_since
+                    .zip(cfg.fallback_after)
+                    .is_some_and(|(since, after)| now.duration_since(since) >= after);
+                if overdue && !silent {
+                    log::warn!("cluster: no answer from the pool; analysing here until it answers");
+                    silent = true;
+                    heard(Heard::Silent);
                 }
             }
         }

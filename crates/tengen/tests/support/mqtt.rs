@@ -29,6 +29,67 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// Runs a shell command in `dir`, failing the test with its output if it fails.
+pub fn sh(dir: &Path, cmd: &str) {
+    let out = Command::new("sh")
+        .args(["-c", cmd])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{cmd}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Whether the tools of [`tls_broker`] are here (saying so when not).
+pub fn have_tls_tools(test: &str) -> bool {
+    let ok = have("mosquitto") && have("openssl") && have("mosquitto_passwd");
+    if !ok {
+        eprintln!("{test} skipped: mosquitto, openssl or mosquitto_passwd missing");
+    }
+    ok
+}
+
+/// A throw-away CA (`ca.pem` in `dir`), a server certificate for localhost and
+/// 127.0.0.1, and a password file with `users` (name, password): the mosquitto
+/// configuration of a TLS listener on `port` that wants a password.
+pub fn tls_broker(dir: &Path, port: u16, users: &[(&str, &str)]) -> String {
+    sh(
+        dir,
+        "openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 \
+           -subj /CN=tengen-test-ca 2>/dev/null",
+    );
+    sh(
+        dir,
+        "openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr \
+           -subj /CN=localhost 2>/dev/null",
+    );
+    std::fs::write(
+        dir.join("ext.cnf"),
+        "subjectAltName=DNS:localhost,IP:127.0.0.1\n",
+    )
+    .unwrap();
+    sh(
+        dir,
+        "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial \
+           -out server.pem -days 2 -extfile ext.cnf 2>/dev/null",
+    );
+    for (i, (user, password)) in users.iter().enumerate() {
+        let create = if i == 0 { "-c " } else { "" };
+        sh(
+            dir,
+            &format!("mosquitto_passwd -b {create}passwd {user} {password}"),
+        );
+    }
+    format!(
+        "listener {port} 127.0.0.1\nallow_anonymous false\npassword_file {0}/passwd\n\
+         cafile {0}/ca.pem\ncertfile {0}/server.pem\nkeyfile {0}/server.key\n",
+        dir.display()
+    )
+}
+
 /// A mosquitto on a loopback port, with persistence so that a restart keeps sessions.
 pub struct Broker {
     pub child: Child,
