@@ -11,7 +11,7 @@ use crate::hough::{self, Line};
 
 mod window;
 
-use window::{best_window, Support, Window};
+use window::{best_window, grow, Support, Window};
 
 /// The sizes looked for, largest first.
 pub const SIZES: [usize; 3] = [19, 13, 9];
@@ -129,6 +129,9 @@ pub fn find_board(frame: &Frame) -> Result<FoundBoard, NoBoard> {
     // finding fast.
     let mut hypotheses: Vec<Homography> = Vec::new();
     for h in pairs.iter().flat_map(|(a, b)| grid_hypotheses(a, b)) {
+        let Some(h) = reduced(&h) else {
+            continue;
+        };
         if !hypotheses.iter().any(|k| same_grid(&h, k)) {
             hypotheses.push(h);
         }
@@ -155,18 +158,69 @@ pub fn find_board(frame: &Frame) -> Result<FoundBoard, NoBoard> {
             best = Some(w);
         }
     }
-    let Window {
-        score, n, h: hb, ..
-    } = best.ok_or(NoBoard::NoGrid)?;
-    if score < MIN_SCORE {
+    let mut best = best.ok_or(NoBoard::NoGrid)?;
+    if best.score < MIN_SCORE {
         return Err(NoBoard::NoGrid);
     }
+    // A crowded 19x19 board can show its clearest lines only in a 9x9 or 13x13 window of
+    // itself; the lattice around the window tells.
+    if let Some((grown, [c0, r0])) = grow(&best, &support) {
+        best = grown_onto_image(&best, grown, [c0, r0], &lines_map);
+    }
+    let Window {
+        score, n, h: hb, ..
+    } = best;
     let hb = refine(&hb, n, &lines_map, 3).unwrap_or(hb);
     // Back to frame pixels.
     let s = 1.0 / factor;
     let to_frame = Homography([s, 0.0, 0.5 * s - 0.5, 0.0, s, 0.5 * s - 0.5, 0.0, 0.0, 1.0]);
     let grid = to_frame.then_after(&hb);
     orient(grid, n, score).ok_or(NoBoard::NoGrid)
+}
+
+/// The grown window `grown` (its origin at (c0, r0) of `from`'s grid, c0 and r0 ≤ 0), its
+/// lines snapped onto the image a step at a time: the grid fitted on the smaller window
+/// drifts off the lines it extrapolates to, and snapping ten lines out at once would catch
+/// a neighbouring line.
+fn grown_onto_image(from: &Window, grown: Window, origin: [i64; 2], map: &Plane) -> Window {
+    const STEP: i64 = 2;
+    let n = from.n as i64;
+    let big = grown.n as i64;
+    // The current rectangle, in `from`'s board coordinates: [lo, hi] per axis.
+    let (mut lo, mut hi) = ([0i64, 0], [n - 1, n - 1]);
+    let target_lo = origin;
+    let target_hi = [origin[0] + big - 1, origin[1] + big - 1];
+    let mut h = from.h;
+    while lo != target_lo || hi != target_hi {
+        for a in 0..2 {
+            lo[a] = (lo[a] - STEP).max(target_lo[a]);
+            hi[a] = (hi[a] + STEP).min(target_hi[a]);
+        }
+        let dims = [(hi[0] - lo[0] + 1) as usize, (hi[1] - lo[1] + 1) as usize];
+        let Some(refined) = refine_rect(&h.then_after(&shift(lo)), dims, map, 1) else {
+            return grown;
+        };
+        h = refined.then_after(&shift([-lo[0], -lo[1]]));
+    }
+    Window {
+        h: h.then_after(&shift(origin)),
+        ..grown
+    }
+}
+
+/// Board coordinates moved by `by` cells.
+fn shift(by: [i64; 2]) -> Homography {
+    Homography([
+        1.0,
+        0.0,
+        by[0] as f64,
+        0.0,
+        1.0,
+        by[1] as f64,
+        0.0,
+        0.0,
+        1.0,
+    ])
 }
 
 /// The value above which the given share of the map's positive values lies.
@@ -356,6 +410,43 @@ fn grid_hypotheses(fam_a: &[Line], fam_b: &[Line]) -> Vec<Homography> {
         .collect()
 }
 
+/// The hypothesis renumbered onto the shortest grid steps: a family of diagonals (rows of
+/// stones run along them too) and one of the board's line families pass through the same
+/// crossings, so a grid built on them explains the same intersections, but its steps are
+/// not the board's. Lagrange's reduction of the two image steps at the grid's origin gives
+/// the board's own axes: its diagonals are longer than its sides in any view short of
+/// grazing, and a board's lines are what is measured next.
+fn reduced(h: &Homography) -> Option<Homography> {
+    let o = h.apply([0.0, 0.0])?;
+    let step = |g: Point| h.apply(g).map(|p| [p[0] - o[0], p[1] - o[1]]);
+    // Integer steps in board coordinates, and their image vectors.
+    let (mut a, mut b) = ([1.0, 0.0], [0.0, 1.0]);
+    let (mut ea, mut eb) = (step(a)?, step(b)?);
+    let len2 = |e: Point| e[0] * e[0] + e[1] * e[1];
+    for _ in 0..8 {
+        if len2(ea) > len2(eb) {
+            std::mem::swap(&mut a, &mut b);
+            std::mem::swap(&mut ea, &mut eb);
+        }
+        let la = len2(ea);
+        if la.is_nan() || la <= 1e-9 {
+            return None;
+        }
+        let m = ((ea[0] * eb[0] + ea[1] * eb[1]) / la).round();
+        if m == 0.0 {
+            break;
+        }
+        b = [b[0] - m * a[0], b[1] - m * a[1]];
+        eb = step(b)?;
+    }
+    if a == [1.0, 0.0] && b == [0.0, 1.0] || a == [0.0, 1.0] && b == [1.0, 0.0] {
+        return Some(*h);
+    }
+    Some(h.then_after(&Homography([
+        a[0], b[0], 0.0, a[1], b[1], 0.0, 0.0, 0.0, 1.0,
+    ])))
+}
+
 /// Whether two hypotheses (grid → image) are one grid up to renumbering: a few of `a`'s grid
 /// points land near `b`'s grid points, and `a`'s unit steps are unit steps of `b`.
 fn same_grid(a: &Homography, b: &Homography) -> bool {
@@ -410,13 +501,24 @@ fn explain(h: &Homography, points: &[(usize, usize, Point)]) -> (usize, Vec<(Poi
 /// Moves each grid line onto the dark line under it (sub-pixel), then refits the board map
 /// on the crossings of the moved lines, ignoring crossings that disagree (hands, stones).
 fn refine(hb: &Homography, n: usize, map: &Plane, rounds: usize) -> Option<Homography> {
-    let last = (n - 1) as f64;
+    refine_rect(hb, [n, n], map, rounds)
+}
+
+/// `refine` on a window of `n[0]` columns and `n[1]` rows from (0, 0).
+fn refine_rect(hb: &Homography, n: [usize; 2], map: &Plane, rounds: usize) -> Option<Homography> {
+    let last = [(n[0].max(2) - 1) as f64, (n[1].max(2) - 1) as f64];
     let mut h = *hb;
     for round in 0..rounds {
         let spacing = {
-            let c = [[0.0, 0.0], [last, 0.0], [last, last], [0.0, last]].map(|g| h.apply(g));
+            let c = [
+                [0.0, 0.0],
+                [last[0], 0.0],
+                [last[0], last[1]],
+                [0.0, last[1]],
+            ]
+            .map(|g| h.apply(g));
             let c: Vec<Point> = c.into_iter().collect::<Option<_>>()?;
-            (0..4).map(|i| dist(c[i], c[(i + 1) % 4])).sum::<f64>() / (4.0 * last)
+            (0..4).map(|i| dist(c[i], c[(i + 1) % 4])).sum::<f64>() / (2.0 * (last[0] + last[1]))
         };
         // A grid whose cells outgrow the image is no board, and snapping its far-flung
         // lines would sample millions of points.
@@ -429,15 +531,18 @@ fn refine(hb: &Homography, n: usize, map: &Plane, rounds: usize) -> Option<Homog
             0.12 * spacing
         }
         .max(1.5);
-        let mut cols = Vec::with_capacity(n);
-        let mut rows = Vec::with_capacity(n);
-        for k in 0..n {
+        let mut cols = Vec::with_capacity(n[0]);
+        let mut rows = Vec::with_capacity(n[1]);
+        for k in 0..n[0] {
             let x = k as f64;
-            cols.push(snap_line(&h, [x, 0.0], [x, last], reach, map)?);
-            rows.push(snap_line(&h, [0.0, x], [last, x], reach, map)?);
+            cols.push(snap_line(&h, [x, 0.0], [x, last[1]], reach, map)?);
         }
-        let mut src = Vec::with_capacity(n * n);
-        let mut dst = Vec::with_capacity(n * n);
+        for k in 0..n[1] {
+            let y = k as f64;
+            rows.push(snap_line(&h, [0.0, y], [last[0], y], reach, map)?);
+        }
+        let mut src = Vec::with_capacity(n[0] * n[1]);
+        let mut dst = Vec::with_capacity(n[0] * n[1]);
         for (i, c) in cols.iter().enumerate() {
             for (j, r) in rows.iter().enumerate() {
                 if let Some(p) = cross(c, r) {
@@ -673,6 +778,17 @@ mod tests {
         for n in SIZES {
             check(n, steep(n));
         }
+    }
+
+    #[test]
+    fn a_grid_on_diagonals_is_renumbered_onto_the_board_lines() {
+        let board = view(19, 22.0);
+        // Steps (1, 0) and (1, 1) of the board: the same crossings, the wrong lines.
+        let diagonal = board.then_after(&Homography([1.0, 1.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]));
+        assert!(!same_grid(&diagonal, &board));
+        let fixed = reduced(&diagonal).unwrap();
+        assert!(same_grid(&fixed, &board));
+        assert!(same_grid(&reduced(&board).unwrap(), &board));
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use crate::filter::Plane;
 use crate::homography::{Homography, Point};
 
-use super::{dist, REACH, SIZES, STEPS};
+use super::{dist, shift, REACH, SIZES, STEPS};
 
 /// How much a point looks like part of a thin dark line running in a given direction: the
 /// grey level there against the levels `LINE_REACH` pixels either side across the line,
@@ -68,6 +68,10 @@ struct LineProfiles {
     /// sample s, and how many of those samples were visible (rows alike).
     cols: Vec<Vec<(f64, u32)>>,
     rows: Vec<Vec<(f64, u32)>>,
+    /// `lat_cols[c + REACH][s]`: column c's lattice contrast (see `lattice`) summed over its
+    /// samples in the frame before sample s, and how many those were (rows alike).
+    lat_cols: Vec<Vec<(f64, u32)>>,
+    lat_rows: Vec<Vec<(f64, u32)>>,
     /// What a sample under a stone counts as.
     stone_credit: f64,
 }
@@ -149,6 +153,34 @@ impl LineProfiles {
                 .collect()
         };
         let (cols, rows) = (prefix(&col_raw, true), prefix(&row_raw, false));
+        let (w, hgt) = (support.img.width as f64, support.img.height as f64);
+        let in_frame = |g: Point| {
+            front(g).is_some_and(|p| p[0] >= 0.0 && p[1] >= 0.0 && p[0] < w && p[1] < hgt)
+        };
+        let lattice_prefix = |raw: &[Vec<f64>], col: bool| -> Vec<Vec<(f64, u32)>> {
+            (0..side)
+                .map(|li| {
+                    let [before, line, after] = [&raw[2 * li], &raw[2 * li + 1], &raw[2 * li + 2]];
+                    let mut acc = Vec::with_capacity(samples + 1);
+                    acc.push((0.0, 0u32));
+                    let (mut sum, mut seen) = (0.0, 0u32);
+                    let l = li as f64 - REACH as f64;
+                    for (s, v) in line.iter().enumerate() {
+                        let t = (s as i64 - REACH * STEPS) as f64 / STEPS as f64;
+                        if in_frame(if col { [l, t] } else { [t, l] }) {
+                            sum += lattice(before[s], *v, after[s]);
+                            seen += 1;
+                        }
+                        acc.push((sum, seen));
+                    }
+                    acc
+                })
+                .collect()
+        };
+        let (lat_cols, lat_rows) = (
+            lattice_prefix(&col_raw, true),
+            lattice_prefix(&row_raw, false),
+        );
         // How clearly this grid's lines show where nothing covers them: the median over the
         // lines that show at all. A stone hides a line as surely as it proves one.
         let mut shown: Vec<f64> = cols
@@ -166,6 +198,8 @@ impl LineProfiles {
             stone_credit: STONE_CREDIT.max(STONE_SHARE * typical),
             cols,
             rows,
+            lat_cols,
+            lat_rows,
         }
     }
 
@@ -187,6 +221,43 @@ impl LineProfiles {
         let hidden = total - f64::from(seen);
         (sum + hidden * self.stone_credit) / total
     }
+}
+
+impl LineProfiles {
+    /// Column or row `line`'s lattice contrast summed between `from` and `to`, and the
+    /// number of its samples there in the frame.
+    fn lattice_sum(&self, col: bool, line: i64, from: i64, to: i64) -> (f64, u32) {
+        if !(-REACH..=REACH).contains(&line) {
+            return (0.0, 0);
+        }
+        let table = if col { &self.lat_cols } else { &self.lat_rows };
+        let table = &table[(line + REACH) as usize];
+        let (a, b) = (
+            ((from + REACH) * STEPS) as usize,
+            ((to + REACH) * STEPS) as usize + 1,
+        );
+        (table[b].0 - table[a].0, table[b].1 - table[a].1)
+    }
+
+    /// The lattice contrast summed over the lines of the window of `n` lines at (c0, r0),
+    /// and the samples in the frame.
+    fn lattice_window(&self, n: i64, c0: i64, r0: i64) -> (f64, u32) {
+        let (c1, r1) = (c0 + n - 1, r0 + n - 1);
+        (c0..=c1)
+            .map(|c| self.lattice_sum(true, c, r0, r1))
+            .chain((r0..=r1).map(|r| self.lattice_sum(false, r, c0, c1)))
+            .fold((0.0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+    }
+}
+
+/// How much a line sample stands out from both half-way lines beside it, whichever way:
+/// a printed line or a row of black stones shows more line support than the half-way lines,
+/// a row of packed white stones less (the gaps between them are the dark lines then). Both
+/// sides must agree, so a step (a board's edge, a sleeve) counts for nothing.
+fn lattice(before: f64, line: f64, after: f64) -> f64 {
+    let pos = (line - before).min(line - after).max(0.0);
+    let neg = (before - line).min(after - line).max(0.0);
+    pos + neg
 }
 
 /// Whether a stone sits on grid intersection (c, r): of the crossing and four points a
@@ -244,47 +315,138 @@ pub(super) struct Window {
     pub(super) h: Homography,
 }
 
+/// A larger window of the same grid holding `w` (board coordinates 0..n-1 at `w.h`), when
+/// the lines it adds show the grid's lattice (lines, or stones in rows) about as clearly as
+/// the window's own lines: a crowded 19x19 board hides most lines under stones and hands,
+/// and a 9x9 or 13x13 window of clear lines inside it can outweigh it line by line, but
+/// what lies around such a window is still a lattice, where off a board it is not.
+pub(super) fn grow(w: &Window, support: &Support) -> Option<(Window, [i64; 2])> {
+    let prof = LineProfiles::new(&w.h, support);
+    let n = w.n as i64;
+    let (inner, inner_seen) = prof.lattice_window(n, 0, 0);
+    if inner_seen == 0 {
+        return None;
+    }
+    let inner_mean = inner / f64::from(inner_seen);
+    // The same measure a quarter cell off the grid, where a lattice shows least and
+    // texture (a table, a cloth, a hand) as much as anywhere.
+    let prof_q = LineProfiles::new(&w.h.then_after(&shift_by(0.25)), support);
+    let (inner_q, inner_q_seen) = prof_q.lattice_window(n, 0, 0);
+    // Largest first: a 19x19 board seen through a 13x13 window also shows as a 13x13 one.
+    for size in SIZES {
+        let big = size as i64;
+        if big <= n {
+            continue;
+        }
+        // Where the larger board lies around the window: its lines show the lattice and
+        // the lines just beyond it do not.
+        let mut best: Option<(f64, i64, i64)> = None;
+        for c0 in (n - big)..=0 {
+            for r0 in (n - big)..=0 {
+                let (c1, r1) = (c0 + big - 1, r0 + big - 1);
+                let beyond: f64 = [
+                    prof.lattice_sum(true, c0 - 1, r0, r1).0,
+                    prof.lattice_sum(true, c1 + 1, r0, r1).0,
+                    prof.lattice_sum(false, r0 - 1, c0, c1).0,
+                    prof.lattice_sum(false, r1 + 1, c0, c1).0,
+                ]
+                .iter()
+                .sum();
+                let score = prof.lattice_window(big, c0, r0).0 - beyond;
+                if best.is_none_or(|b| score > b.0) {
+                    best = Some((score, c0, r0));
+                }
+            }
+        }
+        let (_, c0, r0) = best?;
+        let (all, all_seen) = prof.lattice_window(big, c0, r0);
+        let ring_seen = all_seen.saturating_sub(inner_seen);
+        let ring_cells = (2 * big * (big - 1) - 2 * n * (n - 1)) * STEPS;
+        // Most of the added lines must be in the frame to say anything about them.
+        if f64::from(ring_seen) < GROW_IN_FRAME * ring_cells as f64 {
+            continue;
+        }
+        let ring_mean = (all - inner) / f64::from(ring_seen);
+        let (all_q, all_q_seen) = prof_q.lattice_window(big, c0, r0);
+        let ring_q_mean =
+            (all_q - inner_q) / f64::from(all_q_seen.saturating_sub(inner_q_seen).max(1));
+        if ring_mean >= GROW_RING_SHARE * inner_mean && ring_mean >= GROW_OVER_QUARTER * ring_q_mean
+        {
+            let (_, score) = prof.evidence(big, c0, r0);
+            let grown = Window {
+                evidence: w.evidence,
+                score,
+                n: size,
+                h: w.h.then_after(&shift([c0, r0])),
+            };
+            return Some((grown, [c0, r0]));
+        }
+    }
+    None
+}
+
+/// Board coordinates moved by `d` cells along both directions.
+fn shift_by(d: f64) -> Homography {
+    Homography([1.0, 0.0, d, 0.0, 1.0, d, 0.0, 0.0, 1.0])
+}
+
+/// A larger window is taken when the lines it adds show at least this share of the lattice
+/// contrast of the window's own lines (stones and hands hide part of a crowded board's)...
+const GROW_RING_SHARE: f64 = 0.4;
+/// ...and this many times what the same places show a quarter cell off the grid (texture
+/// shows alike on and off the grid, a lattice does not).
+const GROW_OVER_QUARTER: f64 = 1.2;
+/// Share of the added lines' samples that must lie in the frame.
+const GROW_IN_FRAME: f64 = 0.5;
+
 /// The contrast a grid line shows at the least, partly hidden by stones or hands.
 const LINE_CONTRAST: f64 = 0.12;
 
 /// The window of 9, 13 or 19 lines of hypothesis `h` with the most evidence.
 pub(super) fn best_window(h: &Homography, support: &Support) -> Option<Window> {
     let prof = LineProfiles::new(h, support);
-    let mut best: Option<(f64, f64, usize, i64, i64)> = None;
+    let mut best: Option<(f64, usize, i64, i64)> = None;
     for n in SIZES {
         let span = n as i64 - 1;
         for c0 in -REACH + 1..=REACH - 1 - span {
             for r0 in -REACH + 1..=REACH - 1 - span {
-                let (c1, r1) = (c0 + span, r0 + span);
-                let inside: f64 = (c0..=c1)
-                    .map(|c| prof.contrast(true, c, r0, r1))
-                    .chain((r0..=r1).map(|r| prof.contrast(false, r, c0, c1)))
-                    .sum::<f64>();
-                let beyond = [
-                    prof.contrast(true, c0 - 1, r0, r1),
-                    prof.contrast(true, c1 + 1, r0, r1),
-                    prof.contrast(false, r0 - 1, c0, c1),
-                    prof.contrast(false, r1 + 1, c0, c1),
-                ];
-                // A board ends where its wood shows no further line: a line just outside
-                // the window that shows as a grid line counts against the window ending
-                // there as much as a line inside counts for it.
-                let edge_penalty: f64 = beyond.iter().map(|c| (c - LINE_CONTRAST).max(0.0)).sum();
-                let evidence = inside - LINE_CONTRAST * (2 * n) as f64 - edge_penalty;
-                if best.is_some_and(|b| evidence <= b.0) {
-                    continue;
+                let evidence = prof.evidence(n as i64, c0, r0).0;
+                if best.is_none_or(|b| evidence > b.0) {
+                    best = Some((evidence, n, c0, r0));
                 }
-                let outside = beyond.iter().sum::<f64>() / 4.0;
-                best = Some((evidence, inside / (2 * n) as f64 - outside, n, c0, r0));
             }
         }
     }
-    let (evidence, score, n, c0, r0) = best?;
-    let shift = Homography([1.0, 0.0, c0 as f64, 0.0, 1.0, r0 as f64, 0.0, 0.0, 1.0]);
+    let (evidence, n, c0, r0) = best?;
+    let score = prof.evidence(n as i64, c0, r0).1;
     Some(Window {
         evidence,
         score,
         n,
-        h: h.then_after(&shift),
+        h: h.then_after(&shift([c0, r0])),
     })
+}
+
+impl LineProfiles {
+    /// The window of `n` lines at (c0, r0): its evidence (see `Window::evidence`) and score.
+    fn evidence(&self, n: i64, c0: i64, r0: i64) -> (f64, f64) {
+        let (c1, r1) = (c0 + n - 1, r0 + n - 1);
+        let inside: f64 = (c0..=c1)
+            .map(|c| self.contrast(true, c, r0, r1))
+            .chain((r0..=r1).map(|r| self.contrast(false, r, c0, c1)))
+            .sum::<f64>();
+        let beyond = [
+            self.contrast(true, c0 - 1, r0, r1),
+            self.contrast(true, c1 + 1, r0, r1),
+            self.contrast(false, r0 - 1, c0, c1),
+            self.contrast(false, r1 + 1, c0, c1),
+        ];
+        // A board ends where its wood shows no further line: a line just outside the window
+        // that shows as a grid line counts against the window ending there as much as a
+        // line inside counts for it.
+        let edge_penalty: f64 = beyond.iter().map(|c| (c - LINE_CONTRAST).max(0.0)).sum();
+        let evidence = inside - LINE_CONTRAST * (2 * n) as f64 - edge_penalty;
+        let outside = beyond.iter().sum::<f64>() / 4.0;
+        (evidence, inside / (2 * n) as f64 - outside)
+    }
 }
