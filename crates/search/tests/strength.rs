@@ -139,10 +139,11 @@ fn expected_loss(
         .fold((0.0, 0.0), |(m, q), (a, b)| (m + a, q + b))
 }
 
-/// Average loss per move the table aims at, per rank below 5 dan: about one stone
-/// (a 25th of the board's points) a game, spread over a side's moves (about 0.37 of the
-/// board's points), whatever the board.
-const LOSS_PER_RANK: f64 = 0.11;
+/// Average loss per move, in points, the table aims at for 25k and for 5d: a constant
+/// ratio from rank to rank (1.11 from 1d down, about 1.2 among the dan ranks), so each step
+/// is the same fraction of a game's spread (docs/strength.md).
+const AIMED_LOSS_25K: f64 = 7.0;
+const AIMED_LOSS_5D: f64 = 0.24;
 
 #[test]
 fn point_loss_rises_as_the_rank_falls() {
@@ -222,10 +223,10 @@ fn point_loss_rises_as_the_rank_falls() {
             report.join(", ")
         );
     }
-    // 25k to 5d is 29 ranks: at least half the stones the table aims at.
+    // 25k to 5d: at least half the difference the table aims at.
     let spread = (losses[0] - losses[ranks.len() - 2]) / n;
     assert!(
-        spread > 0.5 * 29.0 * LOSS_PER_RANK,
+        spread > 0.5 * (AIMED_LOSS_25K - AIMED_LOSS_5D),
         "25k loses only {spread:.2} a move more than 5d: {}",
         report.join(", ")
     );
