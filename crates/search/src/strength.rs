@@ -187,9 +187,9 @@ const fn row(visits: u64, temperature: f64, budget: [f64; 3]) -> RankSettings {
 /// game's result varies more the more a side loses per move (weak play loses by large,
 /// rare mistakes), so a step between ranks counts in proportion to the loss itself: the
 /// table aims at a constant ratio of average loss per move from rank to rank, 1.11 from 1d
-/// (0.52 points a move) down to 25k (about 7, near what drawing among all evaluated moves
-/// loses), the largest ratio the draw's range allows over 25 ranks; the dan ranks keep
-/// their steeper measured 1.2 (0.24 at 5d; `max` loses about 0.12 by the same measure).
+/// (0.52 points a move) down to 25k (aimed at 7; the draw's ceiling there measured nearer
+/// 5, so the weak end is flatter than aimed); the dan ranks keep their steeper measured
+/// 1.2 (0.24 at 5d; `max` loses about 0.12 by the same measure).
 /// The middle-game budgets (40 at 25k, 19.2 at 20k, 12.3 at 15k, 9.4 at 10k, 5.3 at 5k,
 /// 3.5 at 1d, 1.7 at 5d, log-linear between) are set so the measured loss follows that
 /// curve (docs/strength.md). Visits grow fourfold from 64 at 25k to 256 at 5d, temperature
