@@ -183,41 +183,45 @@ const fn row(visits: u64, temperature: f64, budget: [f64; 3]) -> RankSettings {
 
 /// The rank table, weakest first (25k .. 1k, 1d .. 5d).
 ///
-/// Principle: one rank costs about one stone, and a stone is about a 25th of the board's
-/// points a game; a side plays about 0.37 of the board's points in moves, so a rank adds
-/// about 0.11 points to the average loss per move, on any board. The table aims at
-/// 0.30 + 0.11 points per move per rank below 5d (3.5 at 25k; `max` loses about 0.1 by
-/// the same measure) and the middle-game budgets are set so the measured loss follows it
-/// (docs/strength.md). Visits grow fourfold from 64 at 25k to 256 at 5d, temperature falls
-/// geometrically from 8 to 1 (weak ranks need a flat policy for enough evaluated moves to
-/// draw large mistakes from), and the opening's budget is 70% and the endgame's 50% of the
-/// middle game's.
+/// Principle: neighbouring ranks should win against each other at about the same rate. A
+/// game's result varies more the more a side loses per move (weak play loses by large,
+/// rare mistakes), so a step between ranks counts in proportion to the loss itself: the
+/// table aims at a constant ratio of average loss per move from rank to rank, 1.11 from 1d
+/// (0.52 points a move) down to 25k (aimed at 7; the draw's ceiling there measured nearer
+/// 5, so the weak end is flatter than aimed); the dan ranks keep their steeper measured
+/// 1.2 (0.24 at 5d; `max` loses about 0.12 by the same measure).
+/// The middle-game budgets (40 at 25k, 19.2 at 20k, 12.3 at 15k, 9.4 at 10k, 5.3 at 5k,
+/// 3.5 at 1d, 1.7 at 5d, log-linear between) are set so the measured loss follows that
+/// curve (docs/strength.md). Visits grow fourfold from 64 at 25k to 256 at 5d, temperature
+/// falls geometrically from 8 to 1 (weak ranks need a flat policy for enough evaluated
+/// moves to draw large mistakes from), and the opening's budget is 70% and the endgame's
+/// 50% of the middle game's.
 pub const TABLE: [RankSettings; 30] = [
-    row(64, 8.00, [17.50, 25.00, 12.50]), // 25k
-    row(67, 7.45, [16.20, 23.14, 11.57]), // 24k
-    row(70, 6.93, [15.00, 21.43, 10.71]), // 23k
-    row(74, 6.45, [13.88, 19.84, 9.92]),  // 22k
-    row(77, 6.01, [12.85, 18.36, 9.18]),  // 21k
-    row(81, 5.59, [11.90, 17.00, 8.50]),  // 20k
-    row(85, 5.20, [11.45, 16.35, 8.18]),  // 19k
-    row(89, 4.84, [11.01, 15.73, 7.86]),  // 18k
-    row(94, 4.51, [10.59, 15.13, 7.57]),  // 17k
-    row(98, 4.20, [10.19, 14.55, 7.28]),  // 16k
-    row(103, 3.91, [9.80, 14.00, 7.00]),  // 15k
-    row(108, 3.64, [9.16, 13.09, 6.54]),  // 14k
-    row(114, 3.38, [8.57, 12.24, 6.12]),  // 13k
-    row(119, 3.15, [8.01, 11.44, 5.72]),  // 12k
-    row(125, 2.93, [7.49, 10.70, 5.35]),  // 11k
-    row(131, 2.73, [7.00, 10.00, 5.00]),  // 10k
-    row(138, 2.54, [6.42, 9.17, 4.59]),   // 9k
-    row(144, 2.36, [5.89, 8.42, 4.21]),   // 8k
-    row(151, 2.20, [5.41, 7.72, 3.86]),   // 7k
-    row(159, 2.05, [4.96, 7.08, 3.54]),   // 6k
-    row(166, 1.91, [4.55, 6.50, 3.25]),   // 5k
-    row(175, 1.77, [4.02, 5.74, 2.87]),   // 4k
-    row(183, 1.65, [3.55, 5.07, 2.54]),   // 3k
-    row(192, 1.54, [3.13, 4.48, 2.24]),   // 2k
-    row(202, 1.43, [2.77, 3.96, 1.98]),   // 1k
+    row(64, 8.00, [28.00, 40.00, 20.00]), // 25k
+    row(67, 7.45, [24.18, 34.54, 17.27]), // 24k
+    row(70, 6.93, [20.88, 29.82, 14.91]), // 23k
+    row(74, 6.45, [18.03, 25.75, 12.88]), // 22k
+    row(77, 6.01, [15.57, 22.24, 11.12]), // 21k
+    row(81, 5.59, [13.44, 19.20, 9.60]),  // 20k
+    row(85, 5.20, [12.29, 17.56, 8.78]),  // 19k
+    row(89, 4.84, [11.25, 16.07, 8.03]),  // 18k
+    row(94, 4.51, [10.29, 14.70, 7.35]),  // 17k
+    row(98, 4.20, [9.41, 13.45, 6.72]),   // 16k
+    row(103, 3.91, [8.61, 12.30, 6.15]),  // 15k
+    row(108, 3.64, [8.16, 11.66, 5.83]),  // 14k
+    row(114, 3.38, [7.73, 11.05, 5.52]),  // 13k
+    row(119, 3.15, [7.33, 10.47, 5.23]),  // 12k
+    row(125, 2.93, [6.94, 9.92, 4.96]),   // 11k
+    row(131, 2.73, [6.58, 9.40, 4.70]),   // 10k
+    row(138, 2.54, [5.87, 8.38, 4.19]),   // 9k
+    row(144, 2.36, [5.23, 7.47, 3.74]),   // 8k
+    row(151, 2.20, [4.67, 6.67, 3.33]),   // 7k
+    row(159, 2.05, [4.16, 5.94, 2.97]),   // 6k
+    row(166, 1.91, [3.71, 5.30, 2.65]),   // 5k
+    row(175, 1.77, [3.41, 4.88, 2.44]),   // 4k
+    row(183, 1.65, [3.15, 4.49, 2.24]),   // 3k
+    row(192, 1.54, [2.89, 4.13, 2.07]),   // 2k
+    row(202, 1.43, [2.66, 3.80, 1.90]),   // 1k
     row(211, 1.33, [2.45, 3.50, 1.75]),   // 1d
     row(222, 1.24, [2.05, 2.92, 1.46]),   // 2d
     row(233, 1.15, [1.71, 2.44, 1.22]),   // 3d

@@ -95,18 +95,18 @@ fn check_move(game: &Game, mv: Move, s: Strength) {
     }
 }
 
-/// The mover's expected point loss at `s` in `game`, by a full-strength judge: the
-/// judged loss of each move the rank may draw, weighted as its draw weighs it (the search's
-/// own move at `max`; the fallback's move when nothing is left to draw from). Every move
-/// is checked for the safety rules; the judged leads are cached in `after` by (position
-/// `i`, move).
+/// The mover's expected point loss at `s` in `game` and its expected square, by a
+/// full-strength judge: the judged loss of each move the rank may draw, weighted as its
+/// draw weighs it (the search's own move at `max`; the fallback's move when nothing is left
+/// to draw from). Every move is checked for the safety rules; the judged leads are cached
+/// in `after` by (position `i`, move).
 fn expected_loss(
     ev: &Arc<dyn Evaluator>,
     (i, game): (usize, &Game),
     before: f64,
     s: Strength,
     after: &mut HashMap<(usize, Move), f64>,
-) -> f64 {
+) -> (f64, f64) {
     let mover = game.to_move();
     let choices: Vec<(Move, f64)> = match s.settings() {
         Some(r) => {
@@ -133,15 +133,17 @@ fn expected_loss(
                 next.play(mv).expect("legal");
                 judged_lead(ev, &next, mover)
             });
-            p * (before - lead).max(0.0)
+            let loss = (before - lead).max(0.0);
+            (p * loss, p * loss * loss)
         })
-        .sum()
+        .fold((0.0, 0.0), |(m, q), (a, b)| (m + a, q + b))
 }
 
-/// Average loss per move the table aims at, per rank below 5 dan: about one stone
-/// (a 25th of the board's points) a game, spread over a side's moves (about 0.37 of the
-/// board's points), whatever the board.
-const LOSS_PER_RANK: f64 = 0.11;
+/// Average loss per move, in points, the table aims at for 25k and for 5d: a constant
+/// ratio from rank to rank (1.11 from 1d down, about 1.2 among the dan ranks), so each step
+/// is the same fraction of a game's spread (docs/strength.md).
+const AIMED_LOSS_25K: f64 = 7.0;
+const AIMED_LOSS_5D: f64 = 0.24;
 
 #[test]
 fn point_loss_rises_as_the_rank_falls() {
@@ -155,7 +157,7 @@ fn point_loss_rises_as_the_rank_falls() {
     // one thread), each thread with its own network (one evaluator runs one batch at a
     // time) and its own cache of judged leads.
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let per_position: Vec<Vec<f64>> = std::thread::scope(|scope| {
+    let per_position: Vec<Vec<(f64, f64)>> = std::thread::scope(|scope| {
         let jobs: Vec<_> = (0..threads)
             .map(|t| {
                 let (shared, games) = (&ev, &games);
@@ -170,7 +172,7 @@ fn point_loss_rises_as_the_rank_falls() {
                     let mut rows = Vec::new();
                     for (i, g) in games.iter().enumerate().skip(t).step_by(threads) {
                         let before = judged_lead(ev, g, g.to_move());
-                        let row: Vec<f64> = ranks
+                        let row: Vec<(f64, f64)> = ranks
                             .iter()
                             .map(|&s| expected_loss(ev, (i, g), before, s, &mut after))
                             .collect();
@@ -185,9 +187,11 @@ fn point_loss_rises_as_the_rank_falls() {
             .collect()
     });
     let mut losses = vec![0.0; ranks.len()];
+    let mut squares = vec![0.0; ranks.len()];
     for row in &per_position {
-        for (k, l) in row.iter().enumerate() {
+        for (k, (l, q)) in row.iter().enumerate() {
             losses[k] += l;
+            squares[k] += q;
         }
     }
     let n = games.len() as f64;
@@ -196,10 +200,18 @@ fn point_loss_rises_as_the_rank_falls() {
         .zip(&losses)
         .map(|(s, l)| format!("{s} {:.2}", l / n))
         .collect();
+    // The spread of one move's loss (over positions and the draw): what a game's result
+    // varies by, against which a rank's step counts (docs/strength.md).
+    let deviation: Vec<String> = ranks
+        .iter()
+        .zip(losses.iter().zip(&squares))
+        .map(|(s, (l, q))| format!("{s} {:.2}", (q / n - (l / n).powi(2)).max(0.0).sqrt()))
+        .collect();
     println!(
-        "average point loss per move on 9x9 over {} positions: {}",
+        "average point loss per move on 9x9 over {} positions: {}; its standard deviation: {}",
         games.len(),
-        report.join(", ")
+        report.join(", "),
+        deviation.join(", ")
     );
     assert!(games.len() >= 30, "only {} positions", games.len());
     for (k, pair) in losses.windows(2).enumerate() {
@@ -211,10 +223,10 @@ fn point_loss_rises_as_the_rank_falls() {
             report.join(", ")
         );
     }
-    // 25k to 5d is 29 ranks: at least half the stones the table aims at.
+    // 25k to 5d: at least half the difference the table aims at.
     let spread = (losses[0] - losses[ranks.len() - 2]) / n;
     assert!(
-        spread > 0.5 * 29.0 * LOSS_PER_RANK,
+        spread > 0.5 * (AIMED_LOSS_25K - AIMED_LOSS_5D),
         "25k loses only {spread:.2} a move more than 5d: {}",
         report.join(", ")
     );
