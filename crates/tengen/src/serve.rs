@@ -485,14 +485,16 @@ fn cluster_broker(cfg: &Config) -> Result<cluster::Broker> {
     if !tls {
         return Ok(broker);
     }
-    let files = TlsFiles {
-        ca: m
-            .tls_ca
-            .clone()
-            .context("cluster.broker: TLS needs mqtt.tls_ca, the CA that signed the broker's")?,
+    Ok(broker.with_tls(&tls_files(cfg)?)?)
+}
+
+/// The `[mqtt]` TLS files: the club's CA, for its broker and its pool's.
+fn tls_files(cfg: &Config) -> Result<TlsFiles> {
+    let m = &cfg.mqtt;
+    Ok(TlsFiles {
+        ca: m.tls_ca.clone().context("mqtt.tls_ca: needed with TLS")?,
         client: m.tls_cert.clone().zip(m.tls_key.clone()),
-    };
-    Ok(broker.with_tls(&files)?)
+    })
 }
 
 /// Where `[analysis] remote = true` sends the live position.
@@ -583,14 +585,7 @@ fn mqtt_config(cfg: &Config) -> Result<Option<MqttConfig>> {
         return Ok(None);
     }
     let id = m.device_id.clone();
-    let tls = if m.tls {
-        Some(TlsFiles {
-            ca: m.tls_ca.clone().context("mqtt.tls_ca: needed with tls")?,
-            client: m.tls_cert.clone().zip(m.tls_key.clone()),
-        })
-    } else {
-        None
-    };
+    let tls = if m.tls { Some(tls_files(cfg)?) } else { None };
     Ok(Some(MqttConfig {
         host: m.host.clone(),
         port: m.port,

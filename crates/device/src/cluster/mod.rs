@@ -21,7 +21,8 @@ use rumqttc::{TlsConfiguration, Transport};
 use crate::mqtt::{MqttError, TlsFiles};
 
 /// Where a broker is and how to reach it: `mqtt[s]://[user:password@]host[:port]`.
-#[derive(Clone, Debug)]
+/// Its `Debug` is its `Display`: the password is never printed.
+#[derive(Clone)]
 pub struct Broker {
     /// Host name or address.
     pub host: String,
@@ -62,11 +63,6 @@ impl Broker {
     /// Whether the address asked for TLS (`mqtts://`).
     pub fn wants_tls(&self) -> bool {
         !matches!(self.tls, Tls::Off)
-    }
-
-    /// Whether TLS is wanted but the files to check the broker by were not given.
-    pub fn lacks_tls_files(&self) -> bool {
-        matches!(self.tls, Tls::Wanted)
     }
 
     /// The broker reached over TLS (whatever the address said), checked against `files`
@@ -139,6 +135,12 @@ impl std::str::FromStr for Broker {
     }
 }
 
+impl std::fmt::Debug for Broker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
+}
+
 impl std::fmt::Display for Broker {
     /// The address without the password.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -172,8 +174,9 @@ mod tests {
         let b: Broker = "mqtts://board:p@ss:w@club".parse().unwrap();
         assert_eq!((b.host.as_str(), b.port), ("club", 8883));
         assert_eq!(b.credentials, Some(("board".into(), "p@ss:w".into())));
-        assert!(b.wants_tls() && b.lacks_tls_files());
+        assert!(b.wants_tls() && matches!(b.tls, Tls::Wanted));
         assert_eq!(b.to_string(), "mqtts://board@club:8883");
+        assert_eq!(format!("{b:?}"), "mqtts://board@club:8883");
         let b: Broker = "mqtt://u:@10.0.0.2:1884".parse().unwrap();
         assert_eq!(b.credentials, Some(("u".into(), String::new())));
         assert!(!b.wants_tls());
