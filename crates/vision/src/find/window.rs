@@ -134,48 +134,22 @@ impl LineProfiles {
                 stones[li * side + k]
             }
         };
-        let prefix = |raw: &[Vec<f64>], col: bool| -> Vec<Vec<(f64, u32)>> {
-            (0..side)
-                .map(|li| {
-                    let [before, line, after] = [&raw[2 * li], &raw[2 * li + 1], &raw[2 * li + 2]];
-                    let mut acc = Vec::with_capacity(samples + 1);
-                    acc.push((0.0, 0u32));
-                    let (mut sum, mut seen) = (0.0, 0u32);
-                    for (s, v) in line.iter().enumerate() {
-                        if !stone_at(col, li, s) {
-                            sum += v - 0.5 * (before[s] + after[s]);
-                            seen += 1;
-                        }
-                        acc.push((sum, seen));
-                    }
-                    acc
-                })
-                .collect()
+        let prefix = |raw: &[Vec<f64>], col: bool| {
+            running_sums(raw, side, |li, s, [before, v, after]| {
+                (!stone_at(col, li, s)).then_some(v - 0.5 * (before + after))
+            })
         };
         let (cols, rows) = (prefix(&col_raw, true), prefix(&row_raw, false));
         let (w, hgt) = (support.img.width as f64, support.img.height as f64);
         let in_frame = |g: Point| {
             front(g).is_some_and(|p| p[0] >= 0.0 && p[1] >= 0.0 && p[0] < w && p[1] < hgt)
         };
-        let lattice_prefix = |raw: &[Vec<f64>], col: bool| -> Vec<Vec<(f64, u32)>> {
-            (0..side)
-                .map(|li| {
-                    let [before, line, after] = [&raw[2 * li], &raw[2 * li + 1], &raw[2 * li + 2]];
-                    let mut acc = Vec::with_capacity(samples + 1);
-                    acc.push((0.0, 0u32));
-                    let (mut sum, mut seen) = (0.0, 0u32);
-                    let l = li as f64 - REACH as f64;
-                    for (s, v) in line.iter().enumerate() {
-                        let t = (s as i64 - REACH * STEPS) as f64 / STEPS as f64;
-                        if in_frame(if col { [l, t] } else { [t, l] }) {
-                            sum += lattice(before[s], *v, after[s]);
-                            seen += 1;
-                        }
-                        acc.push((sum, seen));
-                    }
-                    acc
-                })
-                .collect()
+        let lattice_prefix = |raw: &[Vec<f64>], col: bool| {
+            running_sums(raw, side, |li, s, [before, v, after]| {
+                let l = li as f64 - REACH as f64;
+                let t = (s as i64 - REACH * STEPS) as f64 / STEPS as f64;
+                in_frame(if col { [l, t] } else { [t, l] }).then(|| lattice(before, v, after))
+            })
         };
         let (lat_cols, lat_rows) = (
             lattice_prefix(&col_raw, true),
@@ -449,4 +423,30 @@ impl LineProfiles {
         let outside = beyond.iter().sum::<f64>() / 4.0;
         (evidence, inside / (2 * n) as f64 - outside)
     }
+}
+
+/// Running sums and counts along each of a window's `side` lines: line `li`'s samples are
+/// `raw[2 li + 1]`, between the half-way lines `raw[2 li]` and `raw[2 li + 2]`; `score`
+/// gives sample `s` its value from (before, on, after), or `None` to leave it out.
+fn running_sums(
+    raw: &[Vec<f64>],
+    side: usize,
+    score: impl Fn(usize, usize, [f64; 3]) -> Option<f64>,
+) -> Vec<Vec<(f64, u32)>> {
+    (0..side)
+        .map(|li| {
+            let [before, line, after] = [&raw[2 * li], &raw[2 * li + 1], &raw[2 * li + 2]];
+            let mut acc = Vec::with_capacity(line.len() + 1);
+            acc.push((0.0, 0u32));
+            let (mut sum, mut seen) = (0.0, 0u32);
+            for (s, v) in line.iter().enumerate() {
+                if let Some(x) = score(li, s, [before[s], *v, after[s]]) {
+                    sum += x;
+                    seen += 1;
+                }
+                acc.push((sum, seen));
+            }
+            acc
+        })
+        .collect()
 }
