@@ -276,6 +276,41 @@ mod video {
     }
 
     #[test]
+    fn frames_that_share_a_drawing_are_the_frames_drawn_alone() {
+        // With JPEG on, and a knock, so every part of a frame's making is compared.
+        let options = VideoOptions {
+            variation: Variation {
+                jpeg_quality: Some([80, 80]),
+                ..small().variation
+            },
+            knock: Some(Knock {
+                after_move: 4,
+                frames: 3,
+            }),
+            ..small()
+        };
+        let video = Video::from_sgf(CAPTURE, 9, &options).unwrap();
+        let in_order: Vec<_> = video.clone().collect();
+        let mut shared = 0;
+        for (k, f) in in_order.iter().enumerate() {
+            // A fresh clone has drawn nothing yet, so it draws frame k from scratch.
+            let alone = video.clone().frame(k).unwrap();
+            assert_eq!(f.rendered.frame, alone.rendered.frame, "frame {k}");
+            assert_eq!(f.rendered.jpeg, alone.rendered.jpeg, "frame {k}");
+            assert_eq!(f.rendered.occluded, alone.rendered.occluded, "frame {k}");
+            assert_eq!(f.rendered.hand_mask, alone.rendered.hand_mask, "frame {k}");
+            assert_eq!(f.rendered.corners, alone.rendered.corners, "frame {k}");
+            shared += usize::from(k > 0 && f.stones == in_order[k - 1].stones && !f.hand);
+        }
+        // Most frames show what the one before did: the case the sharing is for.
+        assert!(
+            shared * 2 > in_order.len(),
+            "{shared} of {}",
+            in_order.len()
+        );
+    }
+
+    #[test]
     fn a_bad_record_is_an_error() {
         assert!(Video::from_sgf("(;GM[1]SZ[9];B[zz", 1, &small()).is_err());
         assert!(Video::from_sgf("", 1, &small()).is_err());

@@ -46,6 +46,51 @@ struct Stage<'a> {
 
 /// Draws a scene: see [`super::render`].
 pub fn paint(scene: &Scene) -> Rendered {
+    paint_clean(scene).develop(scene)
+}
+
+/// A scene drawn in linear light before the camera's degradations, with its labels: what
+/// frames of a video with the same board, stones and hands share (only the noise differs).
+#[derive(Clone, Debug)]
+pub(super) struct Painted {
+    linear: Vec<f32>,
+    width: usize,
+    height: usize,
+    corners: [Point; 4],
+    grid: Homography,
+    occluded: Vec<bool>,
+    hand_mask: Vec<bool>,
+    lens: Lens,
+    pose: Pose,
+    aspect: f64,
+}
+
+impl Painted {
+    /// The frame as the camera delivers it: `scene`'s degradations and noise applied.
+    pub(super) fn develop(self, scene: &Scene) -> Rendered {
+        let (frame, jpeg) = develop(
+            self.linear,
+            self.width,
+            self.height,
+            &scene.degrade,
+            scene.noise_seed,
+        );
+        Rendered {
+            frame,
+            jpeg,
+            corners: self.corners,
+            grid: self.grid,
+            occluded: self.occluded,
+            hand_mask: self.hand_mask,
+            lens: self.lens,
+            pose: self.pose,
+            aspect: self.aspect,
+        }
+    }
+}
+
+/// Draws a scene in linear light, with its labels (everything but the degradations).
+pub(super) fn paint_clean(scene: &Scene) -> Painted {
     let mut camera = scene.camera.clone();
     camera.width = camera.width.clamp(1, MAX_SIDE);
     camera.height = camera.height.clamp(1, MAX_SIDE);
@@ -122,7 +167,6 @@ pub fn paint(scene: &Scene) -> Rendered {
     let lens = Undistort::new(&pose, &camera);
     stage.background(&mut linear, &mut mask, &lens);
     stage.stones(&mut linear, &mask, &lens);
-    let (frame, jpeg) = develop(linear, width, height, &scene.degrade, scene.noise_seed);
 
     let grid = pose.plane(0.0).then_after(&Homography([
         1.0, 0.0, 0.0, 0.0, aspect, 0.0, 0.0, 0.0, 1.0,
@@ -137,9 +181,10 @@ pub fn paint(scene: &Scene) -> Rendered {
     let corners = [[0.0, 0.0], [last[0], 0.0], last, [0.0, last[1]]]
         .map(|p| pose.distort(grid.apply(p).unwrap_or([f64::NAN; 2])));
     let occluded = stage.occluded(&mask, width, height);
-    Rendered {
-        frame,
-        jpeg,
+    Painted {
+        linear,
+        width,
+        height,
         corners,
         grid,
         occluded,

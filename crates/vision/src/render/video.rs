@@ -8,9 +8,12 @@ use tengen_rules::sgf::{self, SgfError};
 use tengen_rules::{Board, BoardSize, Move, Player};
 use thiserror::Error;
 
+use std::sync::Mutex;
+
 use super::hands::Hand;
+use super::paint::{paint_clean, Painted};
 use super::scene::{Scene, StoneLook, Variation};
-use super::{render, Rendered};
+use super::Rendered;
 
 /// Why a game could not become a video.
 #[derive(Debug, Error)]
@@ -99,6 +102,26 @@ pub struct Video {
     plan: Vec<Planned>,
     moves: Vec<(Player, Option<usize>)>,
     next: usize,
+    last_painted: LastPainted,
+}
+
+impl Planned {
+    /// Whether the two frames show the same thing (they differ only in the camera's noise).
+    fn looks_like(&self, other: &Planned) -> bool {
+        self.stones == other.stones && self.hand == other.hand && self.knocked == other.knocked
+    }
+}
+
+/// The last frame drawn, before its noise, and its number: most frames of a video show
+/// what the one before showed (nobody's hand is over the board), and drawing is most of
+/// the cost of rendering, so they share it.
+#[derive(Debug, Default)]
+struct LastPainted(Mutex<Option<(usize, Painted)>>);
+
+impl Clone for LastPainted {
+    fn clone(&self) -> Self {
+        LastPainted::default()
+    }
 }
 
 impl Video {
@@ -158,6 +181,7 @@ impl Video {
             plan,
             moves,
             next: 0,
+            last_painted: LastPainted::default(),
         })
     }
 
@@ -201,9 +225,23 @@ impl Video {
                 ..from
             };
         }
+        let mut last = self
+            .last_painted
+            .0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let painted = match last.as_ref() {
+            Some((i, painted)) if self.plan[*i].looks_like(p) => painted.clone(),
+            _ => {
+                let painted = paint_clean(&scene);
+                *last = Some((index, painted.clone()));
+                painted
+            }
+        };
+        drop(last);
         Some(VideoFrame {
             index,
-            rendered: render(&scene),
+            rendered: painted.develop(&scene),
             stones: p.stones.clone(),
             moves_done: p.moves_done,
             hand: p.hand.is_some(),
