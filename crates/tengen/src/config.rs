@@ -279,7 +279,7 @@ section! {
         /// game's board: which edge of the picture is the board's top row.
         rotation: u32 = 0,
         /// Milliseconds a point must be still before a change is reported.
-        settle_ms: u64 = 500,
+        settle_ms: u64 = tengen_vision::DEFAULT_SETTLE_MS,
         /// Milliseconds without a frame before the source is reported stalled.
         stall_ms: u64 = 5000,
         /// Frames per second a folder of frames stands for.

@@ -43,7 +43,7 @@ pub struct ReadArgs {
     overlay: Option<PathBuf>,
     /// How long a point must be still before a change is reported, milliseconds
     /// (a single image is read at once).
-    #[arg(long, default_value_t = 500)]
+    #[arg(long, default_value_t = tengen_vision::DEFAULT_SETTLE_MS)]
     settle_ms: u64,
     /// Frames per second a folder's frames stand for.
     #[arg(long, default_value_t = 10.0)]

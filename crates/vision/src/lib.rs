@@ -22,3 +22,4 @@ pub use source::{
     read_image, CameraSettings, FrameFolder, FrameSource, ImageFile, Latest, MjpegHttp,
     SourceError, SourceSpec,
 };
+pub use track::DEFAULT_SETTLE_MS;

@@ -219,11 +219,11 @@ fn hands_never_cause_a_false_change_and_moves_are_reported_soon_after() {
         moves += o.moves;
     }
     println!("hands videos: {frames} frames, {late} of {moves} moves late or missed");
-    // The goal is none late. Measured 1 of 168: on 19x19 seed 5 the next player's hand
-    // covers a move's point five frames after the last hand left, 0.4 s of clear frames
-    // against the 0.5 s settle time. (Before white stones stopped passing for hands, 55 of
-    // 120 on the first five videos.) Asserted with a move to spare.
-    assert!(late <= 2, "{late} moves late or missed, more than measured");
+    // The goal is none late; measured none at the 0.3 s settle time. At 0.5 s, 1 of 168: on
+    // 19x19 seed 5 the next player's hand covers a move's point five frames after the last
+    // hand left, 0.4 s of clear frames. (Before white stones stopped passing for hands, 55
+    // of 120 on the first five videos.) Asserted with a move to spare.
+    assert!(late <= 1, "{late} moves late or missed, more than measured");
 }
 
 /// Diagnosis of late moves (run by hand): the watcher's stages replayed one by one, and for

@@ -81,10 +81,15 @@ pub struct SettleConfig {
     pub min_confidence: f32,
 }
 
+/// The default settle time, milliseconds: long enough that a stone being set down or a
+/// hand's shadow passing is not reported, short enough for quick play (0.5 s missed a move
+/// whose point the next player's hand covered 0.4 s after the last hand left).
+pub const DEFAULT_SETTLE_MS: u64 = 300;
+
 impl Default for SettleConfig {
     fn default() -> Self {
         SettleConfig {
-            settle: Duration::from_millis(500),
+            settle: Duration::from_millis(DEFAULT_SETTLE_MS),
             min_confidence: 0.5,
         }
     }
@@ -295,8 +300,13 @@ mod tests {
         Duration::from_millis(t)
     }
 
+    /// A settler with a 0.5 s settle time (the times below are written for it).
     fn settler() -> Settler {
-        Settler::new(BoardSize::square(9).unwrap(), SettleConfig::default())
+        let config = SettleConfig {
+            settle: ms(500),
+            ..SettleConfig::default()
+        };
+        Settler::new(BoardSize::square(9).unwrap(), config)
     }
 
     #[test]
@@ -407,9 +417,8 @@ mod tests {
 
     #[test]
     fn a_still_run_counts_from_its_first_frame_after_motion_but_not_after_a_hand() {
-        let size = BoardSize::square(9).unwrap();
         let run = |first: Cover, first_reading: Observation| {
-            let mut s = Settler::new(size, SettleConfig::default());
+            let mut s = settler();
             let empty = board(9, E);
             let clear = vec![Cover::Clear; 81];
             s.push_cover(ms(0), &empty, &clear);
