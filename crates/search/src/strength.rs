@@ -188,22 +188,22 @@ const fn row(visits: u64, temperature: f64, aim: [f64; 3]) -> RankSettings {
 /// game's result varies more the more a side loses per move, so a step between ranks
 /// counts in proportion to the loss itself: the table aims at a constant ratio of average
 /// loss per move from rank to rank, 1.11 from 1d (0.52 points a move in the middle game)
-/// down to 25k (7.06), and 1.21 among the dan ranks (0.24 at 5d; `max` loses about 0.12 by
+/// down to 25k (7.06), and 1.36 among the dan ranks (0.15 at 5d; `max` loses about 0.1 by
 /// the same measure). The opening's aim is 70% and the endgame's 50% of the middle game's.
 /// [`choose`] aims each move's loss at the row's aim, so the mistakes are of an even size.
 /// Visits grow fourfold from 64 at 25k to 256 at 5d, and temperature falls geometrically
 /// from 8 to 1 (weak ranks need a flat policy for enough evaluated moves to aim at).
 pub const TABLE: [RankSettings; 30] = [
-    row(64, 8.00, [4.95, 7.06, 3.53]), // 25k
-    row(67, 7.45, [4.46, 6.36, 3.18]), // 24k
-    row(70, 6.93, [4.01, 5.73, 2.87]), // 23k
-    row(74, 6.45, [3.62, 5.17, 2.58]), // 22k
-    row(77, 6.01, [3.26, 4.65, 2.33]), // 21k
-    row(81, 5.59, [2.93, 4.19, 2.10]), // 20k
-    row(85, 5.20, [2.64, 3.78, 1.89]), // 19k
-    row(89, 4.84, [2.38, 3.40, 1.70]), // 18k
-    row(94, 4.51, [2.15, 3.07, 1.53]), // 17k
-    row(98, 4.20, [1.93, 2.76, 1.38]), // 16k
+    row(64, 8.00, [4.95, 7.06, 3.53]),  // 25k
+    row(67, 7.45, [4.46, 6.36, 3.18]),  // 24k
+    row(70, 6.93, [4.01, 5.73, 2.87]),  // 23k
+    row(74, 6.45, [3.62, 5.17, 2.58]),  // 22k
+    row(77, 6.01, [3.26, 4.65, 2.33]),  // 21k
+    row(81, 5.59, [2.93, 4.19, 2.10]),  // 20k
+    row(85, 5.20, [2.64, 3.78, 1.89]),  // 19k
+    row(89, 4.84, [2.38, 3.40, 1.70]),  // 18k
+    row(94, 4.51, [2.15, 3.07, 1.53]),  // 17k
+    row(98, 4.20, [1.93, 2.76, 1.38]),  // 16k
     row(103, 3.91, [1.74, 2.49, 1.24]), // 15k
     row(108, 3.64, [1.57, 2.24, 1.12]), // 14k
     row(114, 3.38, [1.41, 2.02, 1.01]), // 13k
@@ -220,10 +220,10 @@ pub const TABLE: [RankSettings; 30] = [
     row(192, 1.54, [0.45, 0.64, 0.32]), // 2k
     row(202, 1.43, [0.40, 0.58, 0.29]), // 1k
     row(211, 1.33, [0.36, 0.52, 0.26]), // 1d
-    row(222, 1.24, [0.30, 0.43, 0.21]), // 2d
-    row(233, 1.15, [0.25, 0.35, 0.18]), // 3d
-    row(244, 1.07, [0.20, 0.29, 0.15]), // 4d
-    row(256, 1.00, [0.17, 0.24, 0.12]), // 5d
+    row(222, 1.24, [0.27, 0.38, 0.19]), // 2d
+    row(233, 1.15, [0.20, 0.28, 0.14]), // 3d
+    row(244, 1.07, [0.14, 0.20, 0.10]), // 4d
+    row(256, 1.00, [0.10, 0.15, 0.07]), // 5d
 ];
 
 /// Half-width of the band the target loss is drawn from, as a fraction of the phase's aim:
@@ -303,7 +303,11 @@ pub fn candidates(analysis: &Analysis, game: &Game, settings: &RankSettings) -> 
             .map(|(c, _)| (c.loss - target).abs())
             .fold(f64::INFINITY, f64::min);
         let near = |c: &Candidate| (c.loss - target).abs() <= nearest + window;
-        let total: f64 = allowed.iter().filter(|(c, _)| near(c)).map(|(_, p)| p).sum();
+        let total: f64 = allowed
+            .iter()
+            .filter(|(c, _)| near(c))
+            .map(|(_, p)| p)
+            .sum();
         for ((c, p), w) in allowed.iter().zip(&mut weights) {
             if near(c) {
                 *w += p / total / steps;
