@@ -1,9 +1,10 @@
 //! Playing strength with the network: the one table from rank to search visits, policy
-//! temperature and point-loss budget, and the move choice that plays at a rank.
+//! temperature and aimed point loss, and the move choice that plays at a rank.
 //!
 //! A rank keeps the network's judgement intact and weakens only the choice: a shorter
 //! search, a flatter root policy (so more moves get evaluated), and a move drawn among the
-//! evaluated ones whose estimated loss fits the rank's budget for the game's phase. Safety
+//! evaluated ones whose estimated loss is nearest a loss drawn around the rank's aim for
+//! the game's phase, so its mistakes are of an even size rather than rare and large. Safety
 //! rules a human at any rank keeps hold over the draw: no illegal move, no filling of a
 //! real one-point eye, no pass while the opponent has dead stones on the board.
 
@@ -114,7 +115,7 @@ impl fmt::Display for Strength {
     }
 }
 
-/// The part of a game a move is in, for the loss budget.
+/// The part of a game a move is in, for the aimed loss.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GamePhase {
     /// The first tenth of the board's points played.
@@ -147,21 +148,21 @@ pub struct RankSettings {
     pub visits: u64,
     /// Root policy temperature: above 1 spreads the search (and the draw) over more moves.
     pub temperature: f64,
-    /// Largest point loss of a deliberate mistake in the opening, middle game and endgame,
-    /// on any board (a stone's worth spread over a game's moves is about the same per move
-    /// on every board).
-    pub budget: [f64; 3],
+    /// Aimed point loss of a move (the centre of its drawn target) in the opening, middle
+    /// game and endgame, on any board (a stone's worth spread over a game's moves is about
+    /// the same per move on every board).
+    pub aim: [f64; 3],
 }
 
 impl RankSettings {
-    /// The loss budget, in points, for a move in `phase`.
-    pub fn budget_for(&self, phase: GamePhase) -> f64 {
+    /// The aimed loss, in points, for a move in `phase`.
+    pub fn aim_for(&self, phase: GamePhase) -> f64 {
         let i = match phase {
             GamePhase::Opening => 0,
             GamePhase::Middle => 1,
             GamePhase::Endgame => 2,
         };
-        self.budget[i]
+        self.aim[i]
     }
 
     /// `base` as this rank's search uses it (a flatter root policy).
@@ -173,61 +174,68 @@ impl RankSettings {
     }
 }
 
-const fn row(visits: u64, temperature: f64, budget: [f64; 3]) -> RankSettings {
+const fn row(visits: u64, temperature: f64, aim: [f64; 3]) -> RankSettings {
     RankSettings {
         visits,
         temperature,
-        budget,
+        aim,
     }
 }
 
 /// The rank table, weakest first (25k .. 1k, 1d .. 5d).
 ///
 /// Principle: neighbouring ranks should win against each other at about the same rate. A
-/// game's result varies more the more a side loses per move (weak play loses by large,
-/// rare mistakes), so a step between ranks counts in proportion to the loss itself: the
-/// table aims at a constant ratio of average loss per move from rank to rank, 1.11 from 1d
-/// (0.52 points a move) down to 25k (aimed at 7; the draw's ceiling there measured nearer
-/// 5, so the weak end is flatter than aimed); the dan ranks keep their steeper measured
-/// 1.2 (0.24 at 5d; `max` loses about 0.12 by the same measure).
-/// The middle-game budgets (40 at 25k, 19.2 at 20k, 12.3 at 15k, 9.4 at 10k, 5.3 at 5k,
-/// 3.5 at 1d, 1.7 at 5d, log-linear between) are set so the measured loss follows that
-/// curve (docs/strength.md). Visits grow fourfold from 64 at 25k to 256 at 5d, temperature
-/// falls geometrically from 8 to 1 (weak ranks need a flat policy for enough evaluated
-/// moves to draw large mistakes from), and the opening's budget is 70% and the endgame's
-/// 50% of the middle game's.
+/// game's result varies more the more a side loses per move, so a step between ranks
+/// counts in proportion to the loss itself: the table aims at a constant ratio of average
+/// loss per move from rank to rank, 1.11 from 1d (0.52 points a move in the middle game)
+/// down to 25k (7.06), and 1.36 among the dan ranks (0.15 at 5d; `max` loses about 0.1 by
+/// the same measure). The opening's aim is 70% and the endgame's 50% of the middle game's.
+/// [`choose`] aims each move's loss at the row's aim, so the mistakes are of an even size.
+/// Visits grow fourfold from 64 at 25k to 256 at 5d, and temperature falls geometrically
+/// from 8 to 1 (weak ranks need a flat policy for enough evaluated moves to aim at).
 pub const TABLE: [RankSettings; 30] = [
-    row(64, 8.00, [28.00, 40.00, 20.00]), // 25k
-    row(67, 7.45, [24.18, 34.54, 17.27]), // 24k
-    row(70, 6.93, [20.88, 29.82, 14.91]), // 23k
-    row(74, 6.45, [18.03, 25.75, 12.88]), // 22k
-    row(77, 6.01, [15.57, 22.24, 11.12]), // 21k
-    row(81, 5.59, [13.44, 19.20, 9.60]),  // 20k
-    row(85, 5.20, [12.29, 17.56, 8.78]),  // 19k
-    row(89, 4.84, [11.25, 16.07, 8.03]),  // 18k
-    row(94, 4.51, [10.29, 14.70, 7.35]),  // 17k
-    row(98, 4.20, [9.41, 13.45, 6.72]),   // 16k
-    row(103, 3.91, [8.61, 12.30, 6.15]),  // 15k
-    row(108, 3.64, [8.16, 11.66, 5.83]),  // 14k
-    row(114, 3.38, [7.73, 11.05, 5.52]),  // 13k
-    row(119, 3.15, [7.33, 10.47, 5.23]),  // 12k
-    row(125, 2.93, [6.94, 9.92, 4.96]),   // 11k
-    row(131, 2.73, [6.58, 9.40, 4.70]),   // 10k
-    row(138, 2.54, [5.87, 8.38, 4.19]),   // 9k
-    row(144, 2.36, [5.23, 7.47, 3.74]),   // 8k
-    row(151, 2.20, [4.67, 6.67, 3.33]),   // 7k
-    row(159, 2.05, [4.16, 5.94, 2.97]),   // 6k
-    row(166, 1.91, [3.71, 5.30, 2.65]),   // 5k
-    row(175, 1.77, [3.41, 4.88, 2.44]),   // 4k
-    row(183, 1.65, [3.15, 4.49, 2.24]),   // 3k
-    row(192, 1.54, [2.89, 4.13, 2.07]),   // 2k
-    row(202, 1.43, [2.66, 3.80, 1.90]),   // 1k
-    row(211, 1.33, [2.45, 3.50, 1.75]),   // 1d
-    row(222, 1.24, [2.05, 2.92, 1.46]),   // 2d
-    row(233, 1.15, [1.71, 2.44, 1.22]),   // 3d
-    row(244, 1.07, [1.43, 2.04, 1.02]),   // 4d
-    row(256, 1.00, [1.19, 1.70, 0.85]),   // 5d
+    row(64, 8.00, [4.95, 7.06, 3.53]),  // 25k
+    row(67, 7.45, [4.46, 6.36, 3.18]),  // 24k
+    row(70, 6.93, [4.01, 5.73, 2.87]),  // 23k
+    row(74, 6.45, [3.62, 5.17, 2.58]),  // 22k
+    row(77, 6.01, [3.26, 4.65, 2.33]),  // 21k
+    row(81, 5.59, [2.93, 4.19, 2.10]),  // 20k
+    row(85, 5.20, [2.64, 3.78, 1.89]),  // 19k
+    row(89, 4.84, [2.38, 3.40, 1.70]),  // 18k
+    row(94, 4.51, [2.15, 3.07, 1.53]),  // 17k
+    row(98, 4.20, [1.93, 2.76, 1.38]),  // 16k
+    row(103, 3.91, [1.74, 2.49, 1.24]), // 15k
+    row(108, 3.64, [1.57, 2.24, 1.12]), // 14k
+    row(114, 3.38, [1.41, 2.02, 1.01]), // 13k
+    row(119, 3.15, [1.27, 1.82, 0.91]), // 12k
+    row(125, 2.93, [1.15, 1.64, 0.82]), // 11k
+    row(131, 2.73, [1.03, 1.48, 0.74]), // 10k
+    row(138, 2.54, [0.93, 1.33, 0.67]), // 9k
+    row(144, 2.36, [0.84, 1.20, 0.60]), // 8k
+    row(151, 2.20, [0.76, 1.08, 0.54]), // 7k
+    row(159, 2.05, [0.68, 0.97, 0.49]), // 6k
+    row(166, 1.91, [0.61, 0.88, 0.44]), // 5k
+    row(175, 1.77, [0.55, 0.79, 0.39]), // 4k
+    row(183, 1.65, [0.50, 0.71, 0.36]), // 3k
+    row(192, 1.54, [0.45, 0.64, 0.32]), // 2k
+    row(202, 1.43, [0.40, 0.58, 0.29]), // 1k
+    row(211, 1.33, [0.36, 0.52, 0.26]), // 1d
+    row(222, 1.24, [0.27, 0.38, 0.19]), // 2d
+    row(233, 1.15, [0.20, 0.28, 0.14]), // 3d
+    row(244, 1.07, [0.14, 0.20, 0.10]), // 4d
+    row(256, 1.00, [0.10, 0.15, 0.07]), // 5d
 ];
+
+/// Half-width of the band the target loss is drawn from, as a fraction of the phase's aim:
+/// targets spread evenly over 50% to 150% of the aim, so a rank's moves lose about the
+/// same, not mostly nothing and sometimes a lot.
+pub const TARGET_SPREAD: f64 = 0.5;
+/// How many evenly spaced targets the draw picks among (a discrete draw, so that
+/// [`candidates`] can give each move's exact probability).
+pub const TARGET_STEPS: usize = 8;
+/// Moves within this fraction of the aim beyond the nearest one to a target share that
+/// target's draw by policy: a few near-equal mistakes, the more natural first.
+pub const NEAR_WINDOW: f64 = 0.2;
 
 /// One candidate of a rank's draw.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -236,46 +244,89 @@ pub struct Candidate {
     pub mv: Move,
     /// Its estimated point loss against the search's best move (0 or more).
     pub loss: f64,
-    /// Its weight in the draw (the root policy, as the rank's temperature shaped it).
+    /// Its probability in the draw (the candidates' weights sum to 1).
     pub weight: f64,
 }
 
 /// The moves a player at `settings` may play after `analysis` of `game` (the mover to
-/// play): legal, no own real eye filled, no pass unless the search's best move is a pass
-/// and the opponent has no dead stones, and a loss within the phase's budget. The search's
-/// best move is always among them when it is allowed at all.
+/// play), each with its probability. When the search's best move is a pass the game is
+/// decided and there is no mistake to make: the pass alone, or nothing (for [`choose`] to
+/// take dead stones off) while the opponent has dead stones. Otherwise the legal moves that
+/// fill no own real eye, drawn so: a target loss, one of [`TARGET_STEPS`] evenly spaced
+/// over the phase's aim ± [`TARGET_SPREAD`], with equal chances; for that target the moves
+/// whose estimated loss is nearest to it (within [`NEAR_WINDOW`] of the aim of the
+/// nearest), weighted by their (tempered) policy. Moves no target picks are left out.
 pub fn candidates(analysis: &Analysis, game: &Game, settings: &RankSettings) -> Vec<Candidate> {
     let Some(best) = analysis.moves.first() else {
         return Vec::new();
     };
+    if best.mv == Move::Pass {
+        return if opponent_has_dead_stones(analysis, game) {
+            Vec::new()
+        } else {
+            vec![Candidate {
+                mv: Move::Pass,
+                loss: 0.0,
+                weight: 1.0,
+            }]
+        };
+    }
     let mover = game.to_move();
     let board = game.board();
     let lead = |m: &MoveInfo| mover_view(mover, m.score_lead);
     let best_lead = lead(best);
-    let budget = settings.budget_for(GamePhase::of(game));
-    let pass_ok = best.mv == Move::Pass && !opponent_has_dead_stones(analysis, game);
-    analysis
+    // Each allowed move with its loss and its policy prior.
+    let allowed: Vec<(Candidate, f64)> = analysis
         .moves
         .iter()
-        .filter(|m| game.is_legal(m.mv))
         .filter(|m| match m.mv {
-            Move::Pass => pass_ok,
-            Move::Play(l) => !board.is_simple_eye(l, mover),
+            Move::Pass => false,
+            Move::Play(l) => game.is_legal(m.mv) && !board.is_simple_eye(l, mover),
         })
-        .map(|m| Candidate {
-            mv: m.mv,
-            loss: (best_lead - lead(m)).max(0.0),
-            weight: m.prior.max(1e-6),
+        .map(|m| {
+            let c = Candidate {
+                mv: m.mv,
+                loss: (best_lead - lead(m)).max(0.0),
+                weight: 0.0,
+            };
+            (c, m.prior.max(1e-6))
         })
-        .filter(|c| c.mv == best.mv || c.loss <= budget)
+        .collect();
+    let aim = settings.aim_for(GamePhase::of(game));
+    let window = NEAR_WINDOW * aim;
+    let steps = TARGET_STEPS as f64;
+    let mut weights = vec![0.0; allowed.len()];
+    for k in 0..TARGET_STEPS {
+        let target = aim * (1.0 - TARGET_SPREAD + 2.0 * TARGET_SPREAD * (k as f64 + 0.5) / steps);
+        let nearest = allowed
+            .iter()
+            .map(|(c, _)| (c.loss - target).abs())
+            .fold(f64::INFINITY, f64::min);
+        let near = |c: &Candidate| (c.loss - target).abs() <= nearest + window;
+        let total: f64 = allowed
+            .iter()
+            .filter(|(c, _)| near(c))
+            .map(|(_, p)| p)
+            .sum();
+        for ((c, p), w) in allowed.iter().zip(&mut weights) {
+            if near(c) {
+                *w += p / total / steps;
+            }
+        }
+    }
+    allowed
+        .into_iter()
+        .zip(weights)
+        .filter(|&(_, w)| w > 0.0)
+        .map(|((c, _), weight)| Candidate { weight, ..c })
         .collect()
 }
 
 /// The move a player at `settings` plays after `analysis` of `game`: drawn among the
-/// [`candidates`] by weight; when none is left (the search saw only a forbidden pass or
-/// eye-filling moves), a move taking dead opponent stones off, else the playable evaluated
-/// move of least loss, else the search's own choice (the position is finished). `None`
-/// only when the search evaluated no move.
+/// [`candidates`] by their probability; when none is left (the search saw only a forbidden
+/// pass or eye-filling moves), a move taking dead opponent stones off, else the playable
+/// evaluated move of least loss, else the search's own choice (the position is finished).
+/// `None` only when the search evaluated no move.
 pub fn choose(
     analysis: &Analysis,
     game: &Game,
@@ -415,7 +466,7 @@ mod tests {
             assert!(strong.visits > weak.visits);
             assert!(strong.temperature < weak.temperature);
             for i in 0..3 {
-                assert!(strong.budget[i] <= weak.budget[i]);
+                assert!(strong.aim[i] < weak.aim[i]);
             }
         }
         assert!(Rank::kyu(25) < Rank::kyu(1) && Rank::kyu(1) < Rank::dan(1));

@@ -139,11 +139,11 @@ fn expected_loss(
         .fold((0.0, 0.0), |(m, q), (a, b)| (m + a, q + b))
 }
 
-/// Average loss per move, in points, the table aims at for 25k and for 5d: a constant
-/// ratio from rank to rank (1.11 from 1d down, about 1.2 among the dan ranks), so each step
-/// is the same fraction of a game's spread (docs/strength.md).
-const AIMED_LOSS_25K: f64 = 7.0;
-const AIMED_LOSS_5D: f64 = 0.24;
+/// Average loss per move in the middle game, in points, the table aims at for 25k and for
+/// 5d: a constant ratio from rank to rank (1.11 from 1d down, 1.36 among the dan ranks), so
+/// each step is the same fraction of a game's spread (docs/strength.md).
+const AIMED_LOSS_25K: f64 = 7.06;
+const AIMED_LOSS_5D: f64 = 0.15;
 
 #[test]
 fn point_loss_rises_as_the_rank_falls() {
