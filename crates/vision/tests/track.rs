@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use tengen_test_support::shared_dir;
 use tengen_vision::track::{
-    LevelReader, PointReader, SettleConfig, Stone, TrackStatus, Tracker, Watcher,
+    LevelReader, PointReader, SettleConfig, Stone, TrackStatus, Tracker, Watcher, SHIFT_PATIENCE,
 };
 use tengen_vision::{read_image, FoundBoard, Frame, PixelFormat, Point, StoneReader};
 
@@ -116,9 +116,14 @@ fn a_small_shift_is_followed_and_a_nudge_is_found_again() {
     assert_eq!(t.status, TrackStatus::Tracking);
     let e = error(&t.board.unwrap(), &truth[5], [d as f64, -d as f64]);
     assert!(e < 0.25, "followed {e:.2} spacing off");
-    // Two thirds of a spacing the other way: beyond the search, so found again.
+    // Two thirds of a spacing the other way: beyond the search, so found again once it
+    // has stayed so for more frames than a passing hand would (kept as hidden till then).
     let d2 = (0.66 * spacing).round() as i64;
-    let t = tracker.update(&shifted(&frame, -d2, d2));
+    let nudged = shifted(&frame, -d2, d2);
+    for _ in 0..SHIFT_PATIENCE {
+        assert_eq!(tracker.update(&nudged).status, TrackStatus::Hidden);
+    }
+    let t = tracker.update(&nudged);
     assert_eq!(t.status, TrackStatus::Found);
     let e = error(&t.board.unwrap(), &truth[5], [-d2 as f64, d2 as f64]);
     assert!(e < 0.25, "found again {e:.2} spacing off");

@@ -16,7 +16,7 @@ mod tracker;
 pub use level::LevelReader;
 pub use motion::{Cover, Motion};
 pub use settle::{Observation, SettleConfig, Settled, Settler, Stone, DEFAULT_SETTLE_MS};
-pub use tracker::{board_from_corners, TrackStatus, Tracked, Tracker};
+pub use tracker::{board_from_corners, TrackStatus, Tracked, Tracker, SHIFT_PATIENCE};
 
 /// Reads every point of a found board in one frame (row-major from the board's top-left).
 pub trait PointReader {

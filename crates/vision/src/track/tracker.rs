@@ -21,6 +21,12 @@ const LOST_SHARE: f64 = 0.2;
 /// At or above this share the refitted homography is taken; between the two, the board
 /// is partly hidden (a hand) and the last homography is kept.
 const TRACK_SHARE: f64 = 0.5;
+/// Frames in a row the grid may look a whole line off before the board is searched for
+/// afresh (meanwhile the last board is kept, as hidden). A hand over one edge can hide the
+/// outermost line and show its own edge a spacing outside: one frame of that made a
+/// rendered 19x19 video search again under the hand, land a line off and track the shifted
+/// lattice. A board really nudged a line stays so.
+pub const SHIFT_PATIENCE: u8 = 2;
 
 /// How this frame's board was obtained.
 #[derive(Clone, Debug, PartialEq)]
@@ -58,6 +64,8 @@ pub struct Tracker {
     reference: f64,
     /// Corners from the configuration: never searched for, only refined.
     manual: Option<FoundBoard>,
+    /// Frames in a row the grid has looked a line off.
+    shifted_frames: u8,
 }
 
 /// A board placed by its four outermost intersections (top-left, top-right, bottom-right,
@@ -86,6 +94,7 @@ impl Tracker {
             board: None,
             reference: 0.0,
             manual: Some(board),
+            shifted_frames: 0,
         }
     }
 
@@ -148,7 +157,7 @@ impl Tracker {
         let halves = measure(&work.map, &h, n, REACH);
         let found = |s: &HalfSnap| s.contrast >= FOUND_SHARE * self.reference;
         let seen = halves.iter().filter(|s| found(s)).count() as f64 / halves.len() as f64;
-        if seen < LOST_SHARE || shifted_by_a_line(&work.map, &h, n, self.reference) {
+        if seen < LOST_SHARE {
             return None;
         }
         let keep = |status| {
@@ -158,6 +167,15 @@ impl Tracker {
                 seen,
             })
         };
+        if shifted_by_a_line(&work.map, &h, n, self.reference) {
+            if self.shifted_frames >= SHIFT_PATIENCE {
+                self.shifted_frames = 0;
+                return None;
+            }
+            self.shifted_frames += 1;
+            return keep(TrackStatus::Hidden);
+        }
+        self.shifted_frames = 0;
         if seen < TRACK_SHARE {
             return keep(TrackStatus::Hidden);
         }
