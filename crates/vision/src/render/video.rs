@@ -3,12 +3,12 @@
 //! (the stones physically on the board, the points under a hand, the moves completed).
 //! Optionally a stone is knocked onto a neighbouring point, left there a while and put back.
 
+use std::sync::Mutex;
+
 use fastrand::Rng;
 use tengen_rules::sgf::{self, SgfError};
 use tengen_rules::{Board, BoardSize, Move, Player};
 use thiserror::Error;
-
-use std::sync::Mutex;
 
 use super::hands::Hand;
 use super::paint::{paint_clean, Painted};

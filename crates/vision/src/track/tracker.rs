@@ -121,6 +121,8 @@ impl Tracker {
 
     /// The board found again from scratch (or the manual one), with its reference contrast.
     fn acquire(&mut self, frame: &Frame, work: &Work) -> Tracked {
+        // A fresh search starts a fresh count of frames that look shifted.
+        self.shifted_frames = 0;
         let (found, status) = match &self.manual {
             Some(m) => (Ok(m.clone()), TrackStatus::Manual),
             None => (find_board(frame), TrackStatus::Found),
