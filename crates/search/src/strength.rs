@@ -248,15 +248,16 @@ pub struct Candidate {
     pub weight: f64,
 }
 
-/// The moves a player at `settings` may play after `analysis` of `game` (the mover to
-/// play), each with its probability. When the search's best move is a pass the game is
-/// decided and there is no mistake to make: the pass alone, or nothing (for [`choose`] to
-/// take dead stones off) while the opponent has dead stones. Otherwise the legal moves that
-/// fill no own real eye, drawn so: a target loss, one of [`TARGET_STEPS`] evenly spaced
-/// over the phase's aim ± [`TARGET_SPREAD`], with equal chances; for that target the moves
-/// whose estimated loss is nearest to it (within [`NEAR_WINDOW`] of the aim of the
-/// nearest), weighted by their (tempered) policy. Moves no target picks are left out.
-pub fn candidates(analysis: &Analysis, game: &Game, settings: &RankSettings) -> Vec<Candidate> {
+/// The moves a player may play after `analysis` of `game` (the mover to play) when aiming
+/// at a loss of `aim` points this move, each with its probability. When the search's best
+/// move is a pass the game is decided and there is no mistake to make: the pass alone, or
+/// nothing (for [`choose`] to take dead stones off) while the opponent has dead stones.
+/// Otherwise the legal moves that fill no own real eye, drawn so: a target loss, one of
+/// [`TARGET_STEPS`] evenly spaced over `aim` ± [`TARGET_SPREAD`], with equal chances; for
+/// that target the moves whose estimated loss is nearest to it (within [`NEAR_WINDOW`] of
+/// `aim` of the nearest), weighted by their (tempered) policy. Moves no target picks are
+/// left out.
+pub fn candidates(analysis: &Analysis, game: &Game, aim: f64) -> Vec<Candidate> {
     let Some(best) = analysis.moves.first() else {
         return Vec::new();
     };
@@ -292,7 +293,6 @@ pub fn candidates(analysis: &Analysis, game: &Game, settings: &RankSettings) -> 
             (c, m.prior.max(1e-6))
         })
         .collect();
-    let aim = settings.aim_for(GamePhase::of(game));
     let window = NEAR_WINDOW * aim;
     let steps = TARGET_STEPS as f64;
     let mut weights = vec![0.0; allowed.len()];
@@ -322,29 +322,116 @@ pub fn candidates(analysis: &Analysis, game: &Game, settings: &RankSettings) -> 
         .collect()
 }
 
+/// The most a move aims at when it makes up for loss the game still owes, as a multiple
+/// of the phase's aim: a debt is paid over a few moves, not by one giant blunder.
+pub const MAX_AIM_MULTIPLE: f64 = 3.0;
+
+/// What a rank has aimed at and given away in the current game, move by move, so that
+/// each move's aim makes up for the game so far: a game's deliberate loss then stays near
+/// the rank's total instead of varying with the luck of each move's draw.
+#[derive(Clone, Debug, Default)]
+pub struct Ledger {
+    entries: Vec<Entry>,
+}
+
+/// One chosen move's account.
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    /// Its index among the game's turns.
+    turn: usize,
+    player: Player,
+    mv: Move,
+    /// The loss it aimed at.
+    aimed: f64,
+    /// Its estimated loss.
+    given: f64,
+}
+
+impl Ledger {
+    /// Forgets every move (a new game, or a new rank).
+    pub fn clear(&mut self) {
+        self.entries.clear();
+    }
+
+    /// The loss `game`'s mover aims at this move at `settings`: the phase's aim plus what
+    /// its earlier moves in this game fell short of their aims (less what they overshot),
+    /// between 0 and [`MAX_AIM_MULTIPLE`] times the phase's aim.
+    pub fn aim(&self, game: &Game, settings: &RankSettings) -> f64 {
+        let mover = game.to_move();
+        let owed: f64 = self
+            .entries
+            .iter()
+            .filter(|e| e.player == mover && Self::in_game(e, game))
+            .map(|e| e.aimed - e.given)
+            .sum();
+        let phase_aim = settings.aim_for(GamePhase::of(game));
+        (phase_aim + owed).clamp(0.0, MAX_AIM_MULTIPLE * phase_aim)
+    }
+
+    /// Notes that `game`'s mover plays `mv`, aiming at `aimed` and losing an estimated
+    /// `given`; forgets moves no longer in `game` (undone, or of another game).
+    pub fn record(&mut self, game: &Game, mv: Move, aimed: f64, given: f64) {
+        self.entries.retain(|e| Self::in_game(e, game));
+        self.entries.push(Entry {
+            turn: game.turns().len(),
+            player: game.to_move(),
+            mv,
+            aimed,
+            given,
+        });
+    }
+
+    /// Whether `e`'s move is still the one played at its turn in `game`.
+    fn in_game(e: &Entry, game: &Game) -> bool {
+        game.turns()
+            .get(e.turn)
+            .is_some_and(|t| t.player == e.player && t.mv == e.mv)
+    }
+}
+
 /// The move a player at `settings` plays after `analysis` of `game`: drawn among the
-/// [`candidates`] by their probability; when none is left (the search saw only a forbidden
-/// pass or eye-filling moves), a move taking dead opponent stones off, else the playable
-/// evaluated move of least loss, else the search's own choice (the position is finished).
-/// `None` only when the search evaluated no move.
+/// [`candidates`] for the aim the `ledger` gives, by their probability; when none is left
+/// (the search saw only a forbidden pass or eye-filling moves), a move taking dead
+/// opponent stones off, else the playable evaluated move of least loss, else the search's
+/// own choice (the position is finished). The move goes into the `ledger`. `None` only
+/// when the search evaluated no move.
 pub fn choose(
     analysis: &Analysis,
     game: &Game,
     settings: &RankSettings,
+    ledger: &mut Ledger,
     rng: &mut fastrand::Rng,
 ) -> Option<Move> {
-    let cands = candidates(analysis, game, settings);
+    let aim = ledger.aim(game, settings);
+    let cands = candidates(analysis, game, aim);
+    let (mv, aimed) = match draw(&cands, rng) {
+        // A pass is no mistake and so no part of the aim.
+        Some(Move::Pass) => (Move::Pass, 0.0),
+        Some(mv) => (mv, aim),
+        None => (fallback(analysis, game)?, 0.0),
+    };
+    ledger.record(game, mv, aimed, estimated_loss(analysis, game, mv));
+    Some(mv)
+}
+
+/// A move drawn from `cands` by weight; `None` when there is nothing to draw.
+fn draw(cands: &[Candidate], rng: &mut fastrand::Rng) -> Option<Move> {
     let total: f64 = cands.iter().map(|c| c.weight).sum();
-    if total > 0.0 {
-        let mut r = rng.f64() * total;
-        for c in &cands {
-            if r < c.weight {
-                return Some(c.mv);
-            }
-            r -= c.weight;
-        }
-        return cands.last().map(|c| c.mv);
+    if total <= 0.0 {
+        return None;
     }
+    let mut r = rng.f64() * total;
+    for c in cands {
+        if r < c.weight {
+            return Some(c.mv);
+        }
+        r -= c.weight;
+    }
+    cands.last().map(|c| c.mv)
+}
+
+/// [`choose`]'s move when the draw has no candidate.
+fn fallback(analysis: &Analysis, game: &Game) -> Option<Move> {
     if opponent_has_dead_stones(analysis, game) {
         if let Some(mv) = cleanup_move(analysis, game) {
             return Some(mv);
@@ -361,6 +448,27 @@ pub fn choose(
         .max_by(|a, b| mover_view(mover, a.score_lead).total_cmp(&mover_view(mover, b.score_lead)))
         .map(|m| m.mv)
         .or_else(|| analysis.best_move())
+}
+
+/// `mv`'s loss against the search's best move, by the search's score leads (0 for a move
+/// the search did not evaluate).
+fn estimated_loss(analysis: &Analysis, game: &Game, mv: Move) -> f64 {
+    let mover = game.to_move();
+    let lead = |mv: Move| {
+        analysis
+            .moves
+            .iter()
+            .find(|m| m.mv == mv)
+            .map(|m| mover_view(mover, m.score_lead))
+    };
+    let best = analysis
+        .moves
+        .first()
+        .map(|b| mover_view(mover, b.score_lead));
+    match (best, lead(mv)) {
+        (Some(best), Some(this)) => (best - this).max(0.0),
+        _ => 0.0,
+    }
 }
 
 /// A move taking the opponent's dead stones off the board when the search saw only a
@@ -470,5 +578,43 @@ mod tests {
             }
         }
         assert!(Rank::kyu(25) < Rank::kyu(1) && Rank::kyu(1) < Rank::dan(1));
+    }
+
+    #[test]
+    fn the_ledger_carries_a_game_s_debt_and_forgets_undone_moves() {
+        use tengen_rules::{BoardSize, Rules};
+        let size = BoardSize::square(9).expect("9x9");
+        let at = |x, y| Move::Play(size.loc(x, y).expect("on the board"));
+        let r = Rank::kyu(20).expect("20k").settings();
+        let mut game = Game::new(size, Rules::chinese());
+        let mut ledger = Ledger::default();
+        let opening = r.aim_for(GamePhase::Opening);
+        assert_eq!(ledger.aim(&game, r), opening);
+        // Black gives away nothing for its aim: the debt comes back on its next move.
+        ledger.record(&game, at(2, 2), opening, 0.0);
+        game.play(at(2, 2)).expect("legal");
+        // White's account is its own.
+        assert_eq!(ledger.aim(&game, r), opening);
+        ledger.record(&game, at(6, 6), opening, 5.0 * opening);
+        game.play(at(6, 6)).expect("legal");
+        assert_eq!(ledger.aim(&game, r), 2.0 * opening);
+        game.play(at(6, 2)).expect("legal");
+        // White overshot by four aims: it plays its best until paid back, never below 0.
+        assert_eq!(ledger.aim(&game, r), 0.0);
+        // A debt is capped: Black's third move is said to have gained ten aims.
+        let mut before = game.clone();
+        before.undo();
+        ledger.record(&before, at(6, 2), opening, -10.0 * opening);
+        assert_eq!(ledger.aim(&game, r), 0.0);
+        let mut black = game.clone();
+        black.set_player_to_move(Player::Black);
+        assert_eq!(ledger.aim(&black, r), MAX_AIM_MULTIPLE * opening);
+        // Undoing White's move forgets it; a new game forgets everything.
+        game.undo();
+        game.undo();
+        game.set_player_to_move(Player::White);
+        assert_eq!(ledger.aim(&game, r), opening);
+        let fresh = Game::new(size, Rules::chinese());
+        assert_eq!(ledger.aim(&fresh, r), opening);
     }
 }

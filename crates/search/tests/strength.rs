@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use tengen_rules::{Board, BoardSize, Game, GameOptions, Move, Player, Rules};
-use tengen_search::strength::{self, RankSettings};
+use tengen_search::strength::{self, Ledger, RankSettings};
 use tengen_search::{Analysis, Evaluator, Limits, Search, SearchParams, SnapshotOptions, Strength};
 
 /// Visits of the full-strength play (`max`) and of the search that measures losses.
@@ -41,7 +41,8 @@ fn analyse(ev: &Arc<dyn Evaluator>, game: &Game, s: Strength) -> Analysis {
 fn play_at(ev: &Arc<dyn Evaluator>, game: &Game, s: Strength, rng: &mut fastrand::Rng) -> Move {
     let a = analyse(ev, game, s);
     match s.settings() {
-        Some(r) => strength::choose(&a, game, r, rng),
+        // A fresh ledger: each position's move is drawn for the rank's aim alone.
+        Some(r) => strength::choose(&a, game, r, &mut Ledger::default(), rng),
         None => a.best_move(),
     }
     .expect("a move")
@@ -111,9 +112,10 @@ fn expected_loss(
     let choices: Vec<(Move, f64)> = match s.settings() {
         Some(r) => {
             let a = analyse(ev, game, s);
-            let cands = strength::candidates(&a, game, r);
+            let cands = strength::candidates(&a, game, Ledger::default().aim(game, r));
             let total: f64 = cands.iter().map(|c| c.weight).sum();
-            let mv = strength::choose(&a, game, r, &mut fastrand::Rng::with_seed(26));
+            let mut rng = fastrand::Rng::with_seed(26);
+            let mv = strength::choose(&a, game, r, &mut Ledger::default(), &mut rng);
             let mv = mv.expect("a move");
             if total > 0.0 {
                 cands.iter().map(|c| (c.mv, c.weight / total)).collect()

@@ -197,6 +197,8 @@ pub struct Engine {
     clocks: [Clock; 2],
     resign: ResignTracker,
     rng: fastrand::Rng,
+    /// What the rank has aimed at and given away in this game.
+    ledger: strength::Ledger,
     evaluator: Arc<dyn Evaluator>,
     status_cache: Option<(u128, DeadAndSeki)>,
     analysis_started: Option<std::time::Instant>,
@@ -236,6 +238,7 @@ impl Engine {
             clocks: [Clock::unlimited(), Clock::unlimited()],
             resign,
             rng: fastrand::Rng::with_seed(seed),
+            ledger: strength::Ledger::default(),
             evaluator,
             status_cache: None,
             analysis_started: None,
@@ -299,6 +302,7 @@ impl Engine {
         self.analysis_mover = None;
         self.chat = None;
         self.recent_white_win_loss.clear();
+        self.ledger.clear();
         self.quit = false;
         self.config = config;
         Ok(())
@@ -479,6 +483,8 @@ impl Engine {
                         .into());
                 };
                 self.config.strength = *s;
+                // A new rank's aim starts afresh rather than paying the old one's debt.
+                self.ledger.clear();
                 self.search.set_params(self.config.genmove_params());
                 Ok(String::new())
             }
@@ -808,6 +814,7 @@ impl Engine {
         );
         self.resign.reset();
         self.recent_white_win_loss.clear();
+        self.ledger.clear();
         Ok(())
     }
 
@@ -817,6 +824,7 @@ impl Engine {
         self.game = Game::new(size, self.config.rules);
         self.resign.reset();
         self.recent_white_win_loss.clear();
+        self.ledger.clear();
         Ok(())
     }
 
@@ -971,7 +979,10 @@ impl Engine {
         } else if let Some(rank) = rank {
             let mut game = self.search.game().unwrap_or(&self.game).clone();
             game.set_player_to_move(pla);
-            Some(strength::choose(&analysis, &game, rank, &mut self.rng).ok_or("no move to play")?)
+            Some(
+                strength::choose(&analysis, &game, rank, &mut self.ledger, &mut self.rng)
+                    .ok_or("no move to play")?,
+            )
         } else {
             let temperature = self.config.params.chosen_move_temperature;
             Some(
@@ -1312,6 +1323,7 @@ impl Engine {
         self.game = game;
         self.resign.reset();
         self.recent_white_win_loss.clear();
+        self.ledger.clear();
         Ok(())
     }
 }
