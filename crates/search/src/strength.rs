@@ -368,8 +368,9 @@ impl Ledger {
         (phase_aim + owed).clamp(0.0, MAX_AIM_MULTIPLE * phase_aim)
     }
 
-    /// Notes that `game`'s mover plays `mv`, aiming at `aimed` and losing an estimated
-    /// `given`; forgets moves no longer in `game` (undone, or of another game).
+    /// Notes that `game`'s mover plays `mv` where the rank aims at `aimed` (the phase's
+    /// aim, or 0 for a move that is no mistake) and loses an estimated `given`; forgets
+    /// moves no longer in `game` (undone, or of another game).
     pub fn record(&mut self, game: &Game, mv: Move, aimed: f64, given: f64) {
         self.entries.retain(|e| Self::in_game(e, game));
         self.entries.push(Entry {
@@ -402,12 +403,13 @@ pub fn choose(
     ledger: &mut Ledger,
     rng: &mut fastrand::Rng,
 ) -> Option<Move> {
-    let aim = ledger.aim(game, settings);
-    let cands = candidates(analysis, game, aim);
+    let cands = candidates(analysis, game, ledger.aim(game, settings));
+    // The ledger counts the rank's own aim, not this move's (which includes the debt, and
+    // would count it twice).
     let (mv, aimed) = match draw(&cands, rng) {
         // A pass is no mistake and so no part of the aim.
         Some(Move::Pass) => (Move::Pass, 0.0),
-        Some(mv) => (mv, aim),
+        Some(mv) => (mv, settings.aim_for(GamePhase::of(game))),
         None => (fallback(analysis, game)?, 0.0),
     };
     ledger.record(game, mv, aimed, estimated_loss(analysis, game, mv));
@@ -601,6 +603,14 @@ mod tests {
         game.play(at(6, 2)).expect("legal");
         // White overshot by four aims: it plays its best until paid back, never below 0.
         assert_eq!(ledger.aim(&game, r), 0.0);
+        // Black pays its debt with a move that loses two aims: its aim is the phase's again.
+        let mut paid = game.clone();
+        paid.undo();
+        let mut ledger_paid = ledger.clone();
+        ledger_paid.record(&paid, at(6, 2), opening, 2.0 * opening);
+        let mut after = game.clone();
+        after.play(at(2, 6)).expect("legal");
+        assert_eq!(ledger_paid.aim(&after, r), opening);
         // A debt is capped: Black's third move is said to have gained ten aims.
         let mut before = game.clone();
         before.undo();
@@ -616,5 +626,124 @@ mod tests {
         assert_eq!(ledger.aim(&game, r), opening);
         let fresh = Game::new(size, Rules::chinese());
         assert_eq!(ledger.aim(&fresh, r), opening);
+    }
+
+    /// An analysis of `game` whose root moves are `moves`, each with its lead from the
+    /// mover's view (the first is the best).
+    fn analysis_of(game: &Game, moves: &[(Move, f64)]) -> Analysis {
+        use crate::analysis::RootInfo;
+        let mover = game.to_move();
+        let root = RootInfo {
+            current_player: mover,
+            visits: 100,
+            winrate: 0.5,
+            score_mean: 0.0,
+            score_stdev: 0.0,
+            score_lead: 0.0,
+            score_selfplay: 0.0,
+            utility: 0.0,
+            raw_winrate: 0.5,
+            raw_lead: 0.0,
+            raw_score_selfplay: 0.0,
+            raw_score_selfplay_stdev: 0.0,
+            raw_no_result_prob: 0.0,
+            raw_var_time_left: 0.0,
+            raw_st_wr_error: 0.0,
+            raw_st_score_error: 0.0,
+            this_hash: 0,
+            sym_hash: 0,
+        };
+        let moves = moves
+            .iter()
+            .enumerate()
+            .map(|(order, &(mv, lead))| {
+                // `mover_view` turns a mover's view back into White's as well.
+                let white = mover_view(mover, lead);
+                MoveInfo {
+                    mv,
+                    visits: 10,
+                    edge_visits: 10,
+                    winrate: 0.5,
+                    score_mean: white,
+                    score_stdev: 0.0,
+                    score_lead: white,
+                    score_selfplay: white,
+                    prior: 0.5,
+                    utility: 0.0,
+                    lcb: 0.5,
+                    utility_lcb: 0.0,
+                    order,
+                    pv: vec![mv],
+                    pv_visits: vec![10],
+                    ownership: None,
+                    ownership_stdev: None,
+                }
+            })
+            .collect();
+        Analysis {
+            size: game.board().size(),
+            root,
+            moves,
+            ownership: None,
+            ownership_stdev: None,
+        }
+    }
+
+    /// Over a 9x9 game of `turns` in which every search offers a move losing nothing and
+    /// one losing twice the aim, how far each player's summed loss ends from its summed
+    /// aim; with `keep` the ledger lasts the game, else each move starts a fresh one.
+    fn final_deviations(seed: u64, turns: usize, keep: bool) -> [f64; 2] {
+        use tengen_rules::{BoardSize, Rules};
+        let size = BoardSize::square(9).expect("9x9");
+        let r = Rank::kyu(12).expect("12k").settings();
+        let mut game = Game::new(size, Rules::chinese());
+        let mut ledger = Ledger::default();
+        let mut rng = fastrand::Rng::with_seed(seed);
+        let mut gap = [0.0; 2];
+        for _ in 0..turns {
+            let mover = game.to_move();
+            let mut free = size
+                .points()
+                .filter(|&l| game.is_legal(Move::Play(l)) && !game.board().is_simple_eye(l, mover));
+            let (Some(a), Some(b)) = (free.next(), free.next()) else {
+                break;
+            };
+            let aim = r.aim_for(GamePhase::of(&game));
+            let analysis = analysis_of(&game, &[(Move::Play(a), 0.0), (Move::Play(b), -2.0 * aim)]);
+            if !keep {
+                ledger.clear();
+            }
+            let mv = choose(&analysis, &game, r, &mut ledger, &mut rng).expect("a move");
+            let given = if mv == Move::Play(a) { 0.0 } else { 2.0 * aim };
+            gap[mover.index()] += given - aim;
+            game.play(mv).expect("legal");
+        }
+        gap
+    }
+
+    #[test]
+    fn a_game_s_loss_stays_near_its_aim() {
+        let aim = Rank::kyu(12).expect("12k").settings().aim[1];
+        let (mut kept, mut fresh) = (0.0_f64, 0.0_f64);
+        for seed in 0..20 {
+            for (k, f) in final_deviations(seed, 60, true)
+                .into_iter()
+                .zip(final_deviations(seed, 60, false))
+            {
+                // The ledger pays a debt within a move or two: never more than twice the
+                // middle game's aim behind or ahead.
+                assert!(
+                    k.abs() <= 2.0 * aim,
+                    "seed {seed}: a game ends {k:.2} off its aim"
+                );
+                kept = kept.max(k.abs());
+                fresh = fresh.max(f.abs());
+            }
+        }
+        // Without it a game's loss wanders with the draws.
+        assert!(
+            fresh > 2.0 * kept,
+            "fresh {fresh:.2} against kept {kept:.2}"
+        );
     }
 }
