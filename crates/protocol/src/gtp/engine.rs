@@ -812,19 +812,23 @@ impl Engine {
             self.config.rules,
             GameOptions::default(),
         );
+        self.forget_game();
+        Ok(())
+    }
+
+    /// Forgets what was learnt over the game just replaced: the resignation count, the
+    /// searches' values and the rank's ledger.
+    fn forget_game(&mut self) {
         self.resign.reset();
         self.recent_white_win_loss.clear();
         self.ledger.clear();
-        Ok(())
     }
 
     fn new_game(&mut self, size: BoardSize) -> Result<()> {
         self.search.stop();
         self.ensure_evaluator(size)?;
         self.game = Game::new(size, self.config.rules);
-        self.resign.reset();
-        self.recent_white_win_loss.clear();
-        self.ledger.clear();
+        self.forget_game();
         Ok(())
     }
 
@@ -1321,9 +1325,7 @@ impl Engine {
         self.ensure_evaluator(game.board().size())?;
         self.config.rules = *game.rules();
         self.game = game;
-        self.resign.reset();
-        self.recent_white_win_loss.clear();
-        self.ledger.clear();
+        self.forget_game();
         Ok(())
     }
 }
