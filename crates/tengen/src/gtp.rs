@@ -207,6 +207,9 @@ pub fn run(a: GtpArgs) -> Result<()> {
     let mut config = gtp_config(&spec, &settings, a.override_version.clone(), sgf_access);
     config.models = models.into_iter().collect();
     log::info!("engine: {}", spec.describe());
+    if let Strength::Rank(rank) = spec.strength {
+        log::info!("strength: {rank}");
+    }
     let (mut engine, _) = spec.engine(config)?;
     for p in &a.params {
         let (key, value) = p

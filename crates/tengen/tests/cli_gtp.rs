@@ -851,3 +851,54 @@ fn kata_search_analyze_cancellable_closes_with_play_cancelled() {
         "{out}"
     );
 }
+
+/// The backends a rank is played on here: tract, and ONNX Runtime when built with it and
+/// its library is given (as the test command does).
+fn rank_backends() -> Vec<&'static str> {
+    let mut backends = vec!["tract"];
+    if cfg!(feature = "ort") && std::env::var_os("ORT_DYLIB_PATH").is_some_and(|p| !p.is_empty()) {
+        backends.push("ort");
+    } else {
+        println!("ONNX Runtime skipped: not built with `ort` or ORT_DYLIB_PATH not set");
+    }
+    backends
+}
+
+/// `(column, row)` of a GTP vertex on an `n`-line board (no I column), if it is one.
+fn vertex_on(v: &str, n: usize) -> Option<(usize, usize)> {
+    let mut chars = v.chars();
+    let letter = chars.next()?.to_ascii_uppercase();
+    let col = "ABCDEFGHJKLMNOPQRST".find(letter)?;
+    let row: usize = chars.as_str().parse().ok()?;
+    (col < n && (1..=n).contains(&row)).then_some((col, row))
+}
+
+#[cfg(feature = "bundled-net")]
+#[test]
+fn a_rank_plays_on_every_board_size_and_backend() {
+    for backend in rank_backends() {
+        for n in [9usize, 13, 19] {
+            // A rank from the command line, another set mid-game, one refused.
+            let script = format!(
+                "boardsize {n}\nclear_board\ngenmove b\ngenmove w\ntengen-level 2d\n\
+                 genmove b\ntengen-level 26k\ngenmove w\nquit\n"
+            );
+            let args = ["--strength", "20k", "--threads", "1", "--backend", backend];
+            let (r, log) = logged_session(&args, &script);
+            let what = format!("{backend} {n}x{n}: {r:?}");
+            assert!(log.contains(&format!("({backend}, 1 threads)")), "{log}");
+            assert!(log.contains("strength: 20k"), "{log}");
+            assert_eq!(r[4], "=", "{what}");
+            assert!(r[6].starts_with("? "), "26k is no rank: {what}");
+            let moves: Vec<&str> = [2, 3, 5, 7].map(|i| r[i].as_str()).to_vec();
+            for m in &moves {
+                let v = m.strip_prefix("= ").unwrap_or_else(|| panic!("{what}"));
+                assert!(vertex_on(v, n).is_some(), "{v} is not on the board: {what}");
+            }
+            let mut distinct = moves.clone();
+            distinct.sort_unstable();
+            distinct.dedup();
+            assert_eq!(distinct.len(), moves.len(), "a point played twice: {what}");
+        }
+    }
+}
