@@ -241,6 +241,112 @@ pub static TABLE: &[Param] = &[
             at: |p| &mut p.genmove_anti_mirror,
         },
     },
+    Param {
+        name: "useGraphSearch",
+        field: Field::Flag {
+            at: |p| &mut p.use_graph_search,
+        },
+    },
+    Param {
+        name: "graphSearchRepBound",
+        field: Field::Count {
+            lo: 0.0,
+            hi: 50.0,
+            at: |p| &mut p.graph_search_rep_bound,
+        },
+    },
+    Param {
+        name: "useNoisePruning",
+        field: Field::Flag {
+            at: |p| &mut p.use_noise_pruning,
+        },
+    },
+    Param {
+        name: "noisePruneUtilityScale",
+        field: Field::Real {
+            lo: 0.001,
+            hi: 10.0,
+            at: |p| &mut p.noise_prune_utility_scale,
+        },
+    },
+    Param {
+        name: "noisePruningCap",
+        field: Field::Real {
+            lo: 0.0,
+            hi: 1e50,
+            at: |p| &mut p.noise_pruning_cap,
+        },
+    },
+    Param {
+        name: "valueWeightExponent",
+        field: Field::Real {
+            lo: 0.0,
+            hi: 1.0,
+            at: |p| &mut p.value_weight_exponent,
+        },
+    },
+    Param {
+        name: "subtreeValueBiasFactor",
+        field: Field::Real {
+            lo: 0.0,
+            hi: 1.0,
+            at: |p| &mut p.subtree_value_bias_factor,
+        },
+    },
+    Param {
+        name: "subtreeValueBiasFreeProp",
+        field: Field::Real {
+            lo: 0.0,
+            hi: 1.0,
+            at: |p| &mut p.subtree_value_bias_free_prop,
+        },
+    },
+    Param {
+        name: "subtreeValueBiasWeightExponent",
+        field: Field::Real {
+            lo: 0.0,
+            hi: 1.0,
+            at: |p| &mut p.subtree_value_bias_weight_exponent,
+        },
+    },
+    Param {
+        name: "useUncertainty",
+        field: Field::Flag {
+            at: |p| &mut p.use_uncertainty,
+        },
+    },
+    Param {
+        name: "uncertaintyCoeff",
+        field: Field::Real {
+            lo: 0.0001,
+            hi: 1.0,
+            at: |p| &mut p.uncertainty_coeff,
+        },
+    },
+    Param {
+        name: "uncertaintyExponent",
+        field: Field::Real {
+            lo: 0.0,
+            hi: 2.0,
+            at: |p| &mut p.uncertainty_exponent,
+        },
+    },
+    Param {
+        name: "uncertaintyMaxWeight",
+        field: Field::Real {
+            lo: 1.0,
+            hi: 100.0,
+            at: |p| &mut p.uncertainty_max_weight,
+        },
+    },
+    Param {
+        name: "rootEndingBonusPoints",
+        field: Field::Real {
+            lo: -1.0,
+            hi: 1.0,
+            at: |p| &mut p.root_ending_bonus_points,
+        },
+    },
 ];
 
 /// Why a parameter could not be read or set.

@@ -302,6 +302,66 @@ impl Board {
         })
     }
 
+    /// True when the stones of the chain through `loc` plus the empty regions it touches
+    /// (or, for an empty point, its own empty region) number more than `bound`: then the
+    /// position after the move at `loc` cannot recur within `bound` moves, since every move
+    /// of a cycle back to it must fill or empty one of those points (KataGo's graph search
+    /// uses this to decide when history cannot matter).
+    pub fn repetition_bound_exceeds(&self, loc: Loc, bound: usize) -> bool {
+        let start = loc.index();
+        let mut seen = [0u64; GRID.div_ceil(64)];
+        let mut count = 0usize;
+        let mut stack = [0u16; GRID];
+        // Floods the empty region through `from`, adding its points to `count`; true once
+        // the count passes the bound.
+        let mut flood = |from: usize, count: &mut usize, seen: &mut [u64]| -> bool {
+            let mark = |seen: &mut [u64], i: usize| {
+                let (w, b) = (i / 64, 1u64 << (i % 64));
+                let fresh = seen[w] & b == 0;
+                seen[w] |= b;
+                fresh
+            };
+            if !mark(seen, from) {
+                return false;
+            }
+            let mut top = 1;
+            stack[0] = from as u16;
+            while top > 0 {
+                top -= 1;
+                let p = stack[top] as usize;
+                *count += 1;
+                if *count > bound {
+                    return true;
+                }
+                for a in self.adj(p) {
+                    if self.cells[a] == EMPTY && mark(seen, a) {
+                        stack[top] = a as u16;
+                        top += 1;
+                    }
+                }
+            }
+            false
+        };
+        if self.cells[start] == EMPTY {
+            return flood(start, &mut count, &mut seen);
+        }
+        if !self.is_stone(start) {
+            return false;
+        }
+        count = self.chain_len(loc);
+        if count > bound {
+            return true;
+        }
+        for s in self.chain(loc) {
+            for a in self.adj(s.index()) {
+                if self.cells[a] == EMPTY && flood(a, &mut count, &mut seen) {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
     /// The on-board neighbours of a point.
     pub fn neighbours(&self, loc: Loc) -> impl Iterator<Item = Loc> + '_ {
         self.adj(loc.index())
@@ -1212,6 +1272,27 @@ mod tests {
 
     fn mv(b: &Board, s: &str) -> Move {
         b.size().parse_move(s).unwrap()
+    }
+
+    #[test]
+    fn repetition_bound_counts_the_chain_and_the_empty_regions_it_touches() {
+        // Black's B4 stone touches two empty regions walled off by White, {A4} and
+        // {C4, C5}: 1 + 1 + 2 = 4 points, so a bound of 3 is exceeded and 4 is not.
+        let b = board(&[
+            "OO.O.", //
+            ".X.O.", //
+            "OOOO.", //
+            ".....", //
+            ".....",
+        ]);
+        let at = |s: &str| b.size().parse_loc(s).unwrap();
+        assert!(b.repetition_bound_exceeds(at("B4"), 3));
+        assert!(!b.repetition_bound_exceeds(at("B4"), 4));
+        // An empty point counts its own region: A4 alone.
+        assert!(!b.repetition_bound_exceeds(at("A4"), 1));
+        assert!(b.repetition_bound_exceeds(at("A4"), 0));
+        // A stone touching the open side of the board sees a large region.
+        assert!(b.repetition_bound_exceeds(at("D5"), 11));
     }
 
     #[test]

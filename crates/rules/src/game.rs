@@ -398,6 +398,11 @@ impl Game {
         self.consec_valid_turns_this_game
     }
 
+    /// Passes in a row that count towards ending the game (or the phase).
+    pub fn consecutive_ending_passes(&self) -> u32 {
+        self.consecutive_ending_passes
+    }
+
     /// The simple-ko banned point (main phase).
     pub fn ko_point(&self) -> Option<Loc> {
         self.board.ko()

@@ -10,7 +10,8 @@ use tengen_rules::{BoardSize, Game, Move, Player};
 use crate::filter::index_move;
 use crate::params::SearchParams;
 use crate::search::{Inner, Run, Search};
-use crate::tree::Tree;
+use crate::tree::{Node, Tree};
+use crate::utility::UtilityFn;
 
 /// What a snapshot includes beyond the basics.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,7 +82,8 @@ pub struct MoveInfo {
     pub mv: Move,
     /// Visits of the move's subtree.
     pub visits: u64,
-    /// Visits through this edge (equal to `visits`: the tree has no transpositions).
+    /// Visits through the root's edge to this move (fewer than `visits` when the
+    /// position after it was also reached by another move order).
     pub edge_visits: u64,
     /// White's win probability.
     pub winrate: f64,
@@ -221,7 +223,7 @@ impl Search {
     /// PUCT would not have given it by itself, up to its forced share sqrt(k·P·N), and a
     /// move left with at most one visit is dropped. Normalised; `None` before a search.
     pub fn policy_target(&self) -> Option<Vec<(Move, f64)>> {
-        self.with_tree(|inner, _, game| {
+        self.with_tree(|inner, run, game| {
             let params = self.params();
             let tree = &inner.tree;
             let size = game.board().size();
@@ -230,29 +232,38 @@ impl Search {
             } else {
                 -1.0
             };
-            let kids: Vec<&crate::tree::Node> = tree
-                .children(0)
-                .map(|c| &tree.nodes[c as usize])
-                .filter(|n| n.visits > 0)
+            let kids: Vec<(&Node, &crate::tree::Edge)> = tree
+                .edges_of(0)
+                .iter()
+                .map(|e| (&tree.nodes[e.child as usize], e))
+                .filter(|(_, e)| e.visits > 0)
                 .collect();
-            let best = kids.iter().max_by_key(|n| n.visits)?;
-            let total: f64 = kids.iter().map(|n| f64::from(n.visits)).sum();
-            let scale = tree.root_explore_scale(params);
-            let puct = |n: &crate::tree::Node, visits: f64| {
-                sign * n.utility() + scale * f64::from(n.prior) / (1.0 + visits)
+            let &(best, best_edge) = kids.iter().max_by_key(|(_, e)| e.visits)?;
+            let total: f64 = kids.iter().map(|(_, e)| f64::from(e.visits)).sum();
+            let utility = run
+                .map(|r| r.utility)
+                .unwrap_or_else(|| crate::utility::UtilityFn::new(params, size.area(), 0.0));
+            let scale = tree.root_explore_scale(params, &utility);
+            let puct = |n: &Node, prior: f64, visits: f64| {
+                sign * n.utility() + scale * prior / (1.0 + visits)
             };
-            let best_value = puct(best, f64::from(best.visits));
+            let best_value = puct(
+                best,
+                f64::from(best_edge.prior()),
+                f64::from(best_edge.visits),
+            );
             let mut out = Vec::new();
-            for n in &kids {
-                let v = f64::from(n.visits);
-                let kept = if std::ptr::eq(*n, *best) || params.forced_playouts_k <= 0.0 {
+            for (n, e) in &kids {
+                let v = f64::from(e.visits);
+                let prior = f64::from(e.prior());
+                let kept = if std::ptr::eq(*e, best_edge) || params.forced_playouts_k <= 0.0 {
                     v
                 } else {
-                    let forced = (params.forced_playouts_k * f64::from(n.prior) * total).sqrt();
+                    let forced = (params.forced_playouts_k * prior * total).sqrt();
                     // The fewest visits at which this move would still not outrank the best.
                     let gap = best_value - sign * n.utility();
                     let needed = if gap > 0.0 {
-                        (scale * f64::from(n.prior) / gap - 1.0).max(0.0)
+                        (scale * prior / gap - 1.0).max(0.0)
                     } else {
                         v
                     };
@@ -264,7 +275,7 @@ impl Search {
                     }
                 };
                 if kept > 0.0 {
-                    out.push((index_move(size, usize::from(n.mv)), kept));
+                    out.push((index_move(size, usize::from(e.mv)), kept));
                 }
             }
             let sum: f64 = out.iter().map(|p| p.1).sum();
@@ -284,7 +295,7 @@ impl Search {
 
 fn build(
     inner: &Inner,
-    _run: Option<&Run>,
+    run: Option<&Run>,
     game: &Game,
     params: &SearchParams,
     opts: &SnapshotOptions,
@@ -292,27 +303,25 @@ fn build(
     let raw = inner.root_eval.as_ref()?;
     let tree = &inner.tree;
     let root = tree.root();
-    if root.visits == 0 {
+    if root.stats.visits == 0 {
         return None;
     }
     let size = game.board().size();
     let pla = game.to_move();
     let sign = if pla == Player::White { 1.0 } else { -1.0 };
-    let n = f64::from(root.visits);
-    let s = &root.sums;
-    let score_mean = s.score / n;
+    let s = &root.stats;
     let raw_stdev = (f64::from(raw.white_score_mean_sq) - f64::from(raw.white_score_mean).powi(2))
         .max(0.0)
         .sqrt();
     let root_info = RootInfo {
         current_player: pla,
-        visits: u64::from(root.visits),
-        winrate: 0.5 * (1.0 + s.winloss / n),
-        score_mean,
-        score_stdev: (s.score_sq / n - score_mean * score_mean).max(0.0).sqrt(),
-        score_lead: s.lead / n,
-        score_selfplay: score_mean,
-        utility: s.utility / n,
+        visits: u64::from(s.visits),
+        winrate: 0.5 * (1.0 + s.winloss),
+        score_mean: s.score,
+        score_stdev: (s.score_sq - s.score * s.score).max(0.0).sqrt(),
+        score_lead: s.lead,
+        score_selfplay: s.score,
+        utility: s.utility,
         raw_winrate: f64::from(raw.white_win) + 0.5 * f64::from(raw.no_result),
         raw_lead: f64::from(raw.white_lead),
         raw_score_selfplay: f64::from(raw.white_score_mean),
@@ -325,60 +334,70 @@ fn build(
         sym_hash: symmetric_hash(game),
     };
 
+    let fallback;
+    let utility = match run {
+        Some(r) => &r.utility,
+        None => {
+            fallback = UtilityFn::new(params, size.area(), 0.0);
+            &fallback
+        }
+    };
+    let bonus: &[f32] = run.map_or(&[], |r| &r.root_bonus);
+    let choice = choose(tree, params, utility, bonus);
     let mut moves = Vec::new();
-    let mut max_visits = 0u32;
-    for c in tree.children(0) {
-        max_visits = max_visits.max(tree.nodes[c as usize].visits);
-    }
-    for c in tree.children(0) {
-        let node = &tree.nodes[c as usize];
-        if node.visits == 0 {
+    for (slot, e) in tree.edges_of(0).iter().enumerate() {
+        let node = &tree.nodes[e.child as usize];
+        if e.visits == 0 || node.stats.visits == 0 {
             continue;
         }
-        let v = f64::from(node.visits);
-        let m = &node.sums;
-        let u = m.utility / v;
-        let radius = if node.visits >= 2 {
-            let var = (m.utility_sq / v - u * u).max(1e-8);
-            params.lcb_stdevs * (var / v).sqrt()
-        } else {
-            // One visit says nothing about spread: a bound as wide as utility itself.
-            2.0 * params.utility_radius()
-        };
-        let winrate = 0.5 * (1.0 + m.winloss / v);
-        let mean = m.score / v;
-        let (pv, pv_visits) = principal_variation(tree, c, opts.pv_len, size);
+        let m = &node.stats;
+        let (lcb, radius) = choice.lcb[slot];
+        let winrate = 0.5 * (1.0 + m.winloss);
+        let (pv, pv_visits) = principal_variation(tree, e.child, e, opts.pv_len, size);
         let (ownership, ownership_stdev) = if opts.moves_ownership {
             inner
                 .own_children
                 .iter()
-                .find(|(mv, _)| *mv == node.mv)
+                .find(|(mv, _)| *mv == e.mv)
                 .and_then(|(_, acc)| acc.mean_stdev())
                 .map_or((None, None), |(a, b)| (Some(a), Some(b)))
         } else {
             (None, None)
         };
-        moves.push(MoveInfo {
-            mv: index_move(size, usize::from(node.mv)),
-            visits: u64::from(node.visits),
-            edge_visits: u64::from(node.visits),
-            winrate,
-            score_mean: mean,
-            score_stdev: (m.score_sq / v - mean * mean).max(0.0).sqrt(),
-            score_lead: m.lead / v,
-            score_selfplay: mean,
-            prior: f64::from(node.prior),
-            utility: u,
-            lcb: winrate - sign * 0.5 * radius,
-            utility_lcb: u - sign * radius,
-            order: 0,
-            pv,
-            pv_visits,
-            ownership,
-            ownership_stdev,
-        });
+        // The bound in White's terms: the mover's bound turned back.
+        let utility_lcb = sign * lcb;
+        moves.push((
+            choice.values[slot],
+            MoveInfo {
+                mv: index_move(size, usize::from(e.mv)),
+                visits: u64::from(m.visits),
+                edge_visits: u64::from(e.visits),
+                winrate,
+                score_mean: m.score,
+                score_stdev: (m.score_sq - m.score * m.score).max(0.0).sqrt(),
+                score_lead: m.lead,
+                score_selfplay: m.score,
+                prior: f64::from(e.prior()),
+                utility: m.utility,
+                lcb: winrate - sign * 0.5 * radius,
+                utility_lcb,
+                order: 0,
+                pv,
+                pv_visits,
+                ownership,
+                ownership_stdev,
+            },
+        ));
     }
-    order_moves(&mut moves, params, sign, max_visits);
+    moves.sort_by(|(va, a), (vb, b)| {
+        vb.total_cmp(va)
+            .then(b.edge_visits.cmp(&a.edge_visits))
+            .then(b.prior.total_cmp(&a.prior))
+    });
+    let mut moves: Vec<MoveInfo> = moves.into_iter().map(|(_, m)| m).collect();
+    for (i, m) in moves.iter_mut().enumerate() {
+        m.order = i;
+    }
     let (ownership, ownership_stdev) = if opts.ownership {
         inner
             .own_root
@@ -396,44 +415,147 @@ fn build(
     })
 }
 
-/// Sorts moves into choice order: with LCB, the moves with enough visits by the mover's
-/// utility LCB, then the rest by visits; without, by visits then prior.
-fn order_moves(moves: &mut [MoveInfo], params: &SearchParams, sign: f64, max_visits: u32) {
-    let min = (params.min_visit_prop_for_lcb * f64::from(max_visits)).max(2.0);
-    let eligible = |m: &MoveInfo| params.use_lcb_for_selection && m.visits as f64 >= min;
-    moves.sort_by(|a, b| {
-        let (ea, eb) = (eligible(a), eligible(b));
-        eb.cmp(&ea).then_with(|| {
-            if ea && eb {
-                (sign * b.utility_lcb).total_cmp(&(sign * a.utility_lcb))
-            } else {
-                b.visits.cmp(&a.visits).then(b.prior.total_cmp(&a.prior))
-            }
-        })
-    });
-    for (i, m) in moves.iter_mut().enumerate() {
-        m.order = i;
-    }
+/// The root's move choice (KataGo's play selection values), per edge slot.
+struct Choice {
+    /// How strongly each move is chosen: its weight, less what PUCT gave it beyond what it
+    /// would have wanted in hindsight, the LCB's choice raised above the rest.
+    values: Vec<f64>,
+    /// Each move's utility lower bound for the mover and the bound's radius.
+    lcb: Vec<(f64, f64)>,
 }
 
-/// The most-visited line from root child `c`.
-fn principal_variation(tree: &Tree, c: u32, len: usize, size: BoardSize) -> (Vec<Move>, Vec<u64>) {
-    let mut pv = Vec::new();
-    let mut visits = Vec::new();
+/// Computes the root's play selection values: KataGo's move choice.
+fn choose(tree: &Tree, params: &SearchParams, utility: &UtilityFn, bonus: &[f32]) -> Choice {
+    let edges = tree.edges_of(0);
+    let root = tree.root();
+    let sign = if root.next_player == Player::White {
+        1.0
+    } else {
+        -1.0
+    };
+    let mut values: Vec<f64> = edges
+        .iter()
+        .map(|e| tree.nodes[e.child as usize].stats.child_weight(e.visits))
+        .collect();
+    let n = edges.len();
+    let mut lcb = vec![(f64::NEG_INFINITY, 0.0); n];
+    if n == 0 {
+        return Choice { values, lcb };
+    }
+    // The most weighted child, discounting one visit's worth (the latest may be overweighted)
+    // and nudged by policy, so that very low visit counts behave.
+    let goodness = |i: usize| {
+        let ev = f64::from(edges[i].visits);
+        values[i] * (ev - 1.0).max(0.0) / ev.max(1.0) + 2.0 * f64::from(edges[i].prior())
+    };
+    let best = (0..n)
+        .max_by(|&a, &b| goodness(a).total_cmp(&goodness(b)))
+        .unwrap_or(0);
+    let best_weight = values[best];
+    // Take back from every other move the weight PUCT spent on it beyond what, seeing its
+    // value now, it would have wanted next to the best move.
+    let (mass, total, _) = tree.child_totals(0);
+    let _ = mass;
+    let scale = tree.explore(0, params, utility, 1.0, total).scale;
+    let value_of = |i: usize| {
+        let c = &tree.nodes[edges[i].child as usize];
+        tree.child_utility(0, c, edges[i].mv, utility, bonus)
+    };
+    if let Some(bu) = value_of(best) {
+        let best_select = scale * f64::from(edges[best].prior()) / (1.0 + best_weight) + sign * bu;
+        for i in 0..n {
+            if i == best {
+                continue;
+            }
+            let Some(u) = value_of(i) else {
+                values[i] = 0.0;
+                continue;
+            };
+            let explore = best_select - sign * u;
+            let wanted = if explore <= 0.0 {
+                1e100
+            } else {
+                (scale * f64::from(edges[i].prior()) / explore - 1.0).max(0.0)
+            };
+            if values[i] > wanted {
+                values[i] = wanted.ceil();
+            }
+        }
+    }
+    // The lower confidence bound on each move's utility for the mover, from its weighted
+    // samples' effective size, with a small prior that the spread is as wide as it can be.
+    let range = params.utility_radius();
+    for (i, e) in edges.iter().enumerate() {
+        let c = &tree.nodes[e.child as usize];
+        let wide = 2.0 * range * params.lcb_stdevs;
+        lcb[i] = (-wide, wide);
+        let mut w = c.stats.child_weight(e.visits);
+        let mut wsq = c.stats.child_weight_sq(e.visits);
+        let Some(u) = value_of(i) else {
+            continue;
+        };
+        if w <= 0.0 || wsq <= 0.0 {
+            continue;
+        }
+        let ess = w * w / wsq;
+        let prior_weight = w / (ess * ess * ess);
+        let avg = c.stats.utility;
+        let mut sq = c.stats.utility_sq.max(avg * avg + 1e-8);
+        sq = (sq * w + (sq + range * range) * prior_weight) / (w + prior_weight);
+        w += prior_weight;
+        wsq += prior_weight * prior_weight;
+        let ess = w * w / wsq;
+        let radius = params.lcb_stdevs * ((sq - avg * avg).max(0.0) / ess).sqrt();
+        lcb[i] = (sign * u - radius, radius);
+    }
+    if params.use_lcb_for_selection {
+        let eligible =
+            |i: usize| values[i] > 0.0 && values[i] >= params.min_visit_prop_for_lcb * best_weight;
+        if let Some(top) = (0..n)
+            .filter(|&i| eligible(i))
+            .max_by(|&a, &b| lcb[a].0.total_cmp(&lcb[b].0))
+        {
+            // The best bound gets at least the weight each other move would need for its
+            // bound to be as wide as the gap between them (never more than 25 times).
+            let mut raised = values[top];
+            for i in 0..n {
+                let excess = lcb[top].0 - lcb[i].0;
+                if i == top || excess < 0.0 {
+                    continue;
+                }
+                let radius = lcb[i].1;
+                let factor = (radius + excess) / (radius + 0.2 * excess);
+                raised = raised.max(factor * factor * values[i]);
+            }
+            values[top] = raised;
+        }
+    }
+    Choice { values, lcb }
+}
+
+/// The most-visited line from the root's edge `first` to `c`.
+fn principal_variation(
+    tree: &Tree,
+    c: u32,
+    first: &crate::tree::Edge,
+    len: usize,
+    size: BoardSize,
+) -> (Vec<Move>, Vec<u64>) {
+    let mut pv = vec![index_move(size, usize::from(first.mv))];
+    let mut visits = vec![u64::from(first.visits)];
     let mut n = c;
     while pv.len() < len.max(1) {
-        let node = &tree.nodes[n as usize];
-        if node.visits == 0 {
-            break;
-        }
-        pv.push(index_move(size, usize::from(node.mv)));
-        visits.push(u64::from(node.visits));
-        let next = tree.children(n).max_by(|&a, &b| {
-            let (x, y) = (&tree.nodes[a as usize], &tree.nodes[b as usize]);
-            x.visits.cmp(&y.visits).then(x.prior.total_cmp(&y.prior))
+        let next = tree.edges_of(n).iter().max_by(|a, b| {
+            a.visits
+                .cmp(&b.visits)
+                .then(a.prior().total_cmp(&b.prior()))
         });
         match next {
-            Some(k) if tree.nodes[k as usize].visits > 0 => n = k,
+            Some(e) if e.visits > 0 => {
+                pv.push(index_move(size, usize::from(e.mv)));
+                visits.push(u64::from(e.visits));
+                n = e.child;
+            }
             _ => break,
         }
     }

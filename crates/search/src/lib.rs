@@ -5,17 +5,23 @@
 //! root noise, forced playouts, tree reuse and GTP time management.
 //!
 //! Data flows one way: a [`Search`] holds the root [`tengen_rules::Game`] and a
-//! [`tree::Tree`]; threads descend the tree under a lock, evaluate leaves through an
-//! [`Evaluator`] outside it, and back the values up; [`Analysis`] snapshots read the tree
-//! at any moment.
+//! [`tree::Tree`], a graph in which transpositions share nodes (KataGo's graph search);
+//! threads descend it under a lock ([`select`]), evaluate leaves through an [`Evaluator`]
+//! outside it, and back the values up ([`backup`]: KataGo's recomputation of each node
+//! from its children, with noise pruning, value weighting and the subtree value-bias
+//! correction); [`Analysis`] snapshots read the graph at any moment.
 
 pub mod analysis;
+pub mod backup;
 pub mod clock;
+pub mod ending;
 pub mod evaluator;
 pub mod filter;
+pub mod keys;
 pub mod mirror;
 pub mod params;
 pub mod search;
+pub mod select;
 pub mod strength;
 pub mod timing;
 pub mod tree;

@@ -101,6 +101,39 @@ pub struct SearchParams {
     pub enable_passing_hacks: bool,
     /// Track ownership at the root and its children (costs a little per playout).
     pub ownership: bool,
+    /// Share one node between move orders reaching the same position (KataGo's
+    /// `useGraphSearch`): transpositions are searched once and fewer evaluations are needed.
+    pub use_graph_search: bool,
+    /// A move whose chain and neighbouring empty regions hold at most this many points may
+    /// start a repetition, so history stays in its graph hash (`graphSearchRepBound`).
+    pub graph_search_rep_bound: usize,
+    /// Take weight from over-visited poor children when backing up (`useNoisePruning`).
+    pub use_noise_pruning: bool,
+    /// Utility gap over which noise pruning takes most of the excess (`noisePruneUtilityScale`).
+    pub noise_prune_utility_scale: f64,
+    /// Most weight noise pruning takes from one child (`noisePruningCap`).
+    pub noise_pruning_cap: f64,
+    /// Weight children by their chance of being best, to this power (`valueWeightExponent`; 0 = off).
+    pub value_weight_exponent: f64,
+    /// Correct each evaluation by what search found below similar positions
+    /// (`subtreeValueBiasFactor`; 0 = off).
+    pub subtree_value_bias_factor: f64,
+    /// Share of a discarded node's bias contribution taken back (`subtreeValueBiasFreeProp`).
+    pub subtree_value_bias_free_prop: f64,
+    /// A node's bias contribution weighs its children's weight to this power
+    /// (`subtreeValueBiasWeightExponent`).
+    pub subtree_value_bias_weight_exponent: f64,
+    /// Weight evaluations by the network's own error estimates, where it has them (`useUncertainty`).
+    pub use_uncertainty: bool,
+    /// Scale of uncertainty weighting (`uncertaintyCoeff`).
+    pub uncertainty_coeff: f64,
+    /// Power of the uncertainty in the weight (`uncertaintyExponent`).
+    pub uncertainty_exponent: f64,
+    /// Most an evaluation can weigh (`uncertaintyMaxWeight`).
+    pub uncertainty_max_weight: f64,
+    /// Points that discourage pointless moves in settled areas and, with a button, passing,
+    /// at the root (`rootEndingBonusPoints`).
+    pub root_ending_bonus_points: f64,
     /// Evaluations kept by the network cache are the evaluator's business; this caps tree nodes.
     pub max_nodes: usize,
 }
@@ -154,6 +187,20 @@ impl Default for SearchParams {
             min_stored_prior: 1e-4,
             enable_passing_hacks: true,
             ownership: false,
+            use_graph_search: true,
+            graph_search_rep_bound: 11,
+            use_noise_pruning: true,
+            noise_prune_utility_scale: 0.15,
+            noise_pruning_cap: 1e50,
+            value_weight_exponent: 0.25,
+            subtree_value_bias_factor: 0.45,
+            subtree_value_bias_free_prop: 0.8,
+            subtree_value_bias_weight_exponent: 0.85,
+            use_uncertainty: true,
+            uncertainty_coeff: 0.25,
+            uncertainty_exponent: 1.0,
+            uncertainty_max_weight: 8.0,
+            root_ending_bonus_points: 0.5,
             max_nodes: 4_000_000,
         }
     }

@@ -12,12 +12,16 @@ use tengen_nn::features::{InputParams, Symmetry};
 use tengen_nn::postprocess::{NnOutput, PolicyOptions};
 use tengen_rules::{Game, Move, Outcome, Player};
 
+use crate::backup::{self, BackupCtx, BackupScratch, Step};
+use crate::ending;
 use crate::evaluator::{EvalRequest, Evaluator};
 use crate::filter::{index_move, move_index, FilterRule, MoveFilter};
+use crate::keys;
 use crate::mirror::{Hint, Mirror};
 use crate::params::{Limits, SearchParams};
-use crate::tree::{gaussian, Leaf, Prior, Scratch, State, Tree};
-use crate::utility::{Sample, UtilityFn};
+use crate::select::{Pick, Scratch, SelectCtx};
+use crate::tree::{gaussian, Eval, Prior, State, Tree};
+use crate::utility::UtilityFn;
 
 /// Why a search could not run.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -117,6 +121,33 @@ pub(crate) struct Run {
     pub mirror: Option<Mirror>,
     /// Raised from outside (a daemon stopping): end the run at once.
     pub interrupt: Option<Arc<AtomicBool>>,
+    /// Whether positions reached by different move orders share a node in this run (off
+    /// when what a node holds depends on its path: filters below the root, anti-mirror).
+    pub graph: bool,
+    /// White's ending bonus per root move (see [`crate::ending`]); empty when none.
+    pub root_bonus: Vec<f32>,
+    /// Whether the network estimates its own short-term errors (uncertainty weighting).
+    pub network_errors: bool,
+}
+
+impl Run {
+    fn select_ctx(&self) -> SelectCtx<'_> {
+        SelectCtx {
+            params: &self.params,
+            utility: &self.utility,
+            mirror: self.mirror.as_ref(),
+            root_bonus: &self.root_bonus,
+            forced_k: self.params.forced_playouts_k,
+        }
+    }
+
+    fn backup_ctx(&self) -> BackupCtx<'_> {
+        BackupCtx {
+            params: &self.params,
+            utility: &self.utility,
+            mirroring: self.mirror.is_some(),
+        }
+    }
 }
 
 struct Shared {
@@ -228,7 +259,12 @@ impl Search {
             let below_root_filter =
                 MoveFilter::new(game.board().size(), &self.filter_rules).reaches_below_root();
             if !below_root_filter {
-                kept = reuse(&mut inner, game, &extra);
+                kept = reuse(
+                    &mut inner,
+                    game,
+                    &extra,
+                    self.params.subtree_value_bias_free_prop,
+                );
             }
         }
         if !kept {
@@ -313,7 +349,7 @@ impl Search {
             playouts: inner.completed,
             evaluations: inner.evaluations,
             collisions: inner.collisions,
-            root_visits: u64::from(inner.tree.root().visits),
+            root_visits: u64::from(inner.tree.root().stats.visits),
             nodes: inner.tree.nodes.len(),
             elapsed: self
                 .run
@@ -374,8 +410,8 @@ impl Search {
         )?;
         let mut inner = lock(&self.shared.inner);
         inner.evaluations += params.root_symmetries.clamp(1, 8) as u64;
-        let expected = if inner.tree.root().visits > 0 {
-            inner.tree.root().sums.score / f64::from(inner.tree.root().visits)
+        let expected = if inner.tree.root().stats.visits > 0 {
+            inner.tree.root().stats.score
         } else {
             f64::from(root_out.white_score_mean)
         };
@@ -384,7 +420,8 @@ impl Search {
             area,
             UtilityFn::center_for(&params, area, expected),
         );
-        let root_sample = sample_of(&utility, &root_out);
+        let network_errors = root_out.shortterm_winloss_error >= 0.0;
+        let root_eval = eval_of_output(&params, &utility, &root_out);
 
         let mut priors = Vec::with_capacity(area + 1);
         for (i, &p) in root_out.policy.iter().take(area + 1).enumerate() {
@@ -403,22 +440,52 @@ impl Search {
             m.bias_priors(&game, hint, &mut priors);
         }
         let priors: Vec<Prior> = priors.iter().map(|&(m, p)| Prior::new(m, p)).collect();
+        let graph = params.use_graph_search && !filter.reaches_below_root() && mirror.is_none();
+        let root_bonus = ending::root_bonus(
+            &game,
+            root_out.white_ownership.as_deref(),
+            params.root_ending_bonus_points,
+        );
+        let run = Run {
+            game: game.clone(),
+            params,
+            limits,
+            start: Instant::now(),
+            utility,
+            filter,
+            advantaged,
+            mirror,
+            interrupt: self.interrupt.clone(),
+            graph,
+            root_bonus,
+            network_errors,
+        };
 
         let fresh = inner.tree.root().state != State::Expanded;
+        let ctx = run.backup_ctx();
         if fresh {
-            inner.tree.nodes[0].state = State::Fresh;
-            inner.tree.expand(0, pla, root_sample.utility, &priors);
-            inner.tree.backup(&[0], &root_sample);
+            inner.tree = Tree::new();
+            inner.tree.nodes[0].hash =
+                keys::graph_hash_from_scratch(&game, run.params.graph_search_rep_bound);
+            inner.tree.expand(0, pla, root_eval, &priors);
+            inner.tree.add_leaf_value(0, false, &ctx);
             if let Some(own) = &root_out.white_ownership {
                 inner.own_root.add(own);
             }
         } else {
-            inner.tree.nodes[0].next_player = pla;
-            inner.tree.nodes[0].nn_utility = root_sample.utility as f32;
+            let root = &mut inner.tree.nodes[0];
+            root.next_player = pla;
+            root.eval = root_eval;
             inner.tree.set_root_priors(&priors);
+            // The reused values were backed up under the last search's utility (its score
+            // centre): recompute them all under this one's.
+            let mut scratch = BackupScratch::default();
+            inner.tree.recompute_all(&ctx, &mut scratch);
         }
         inner.tree.nodes[0].mirror = hint.pack();
-        let liberties = mirror.map_or_else(Vec::new, |m| m.center_liberties(&game, hint));
+        let liberties = run
+            .mirror
+            .map_or_else(Vec::new, |m| m.center_liberties(&game, hint));
         inner.tree.set_center_liberties(0, liberties);
         inner.root_eval = Some(root_out);
         inner.error = None;
@@ -429,17 +496,7 @@ impl Search {
         inner.completed = root_playout;
         inner.collisions = 0;
         drop(inner);
-        Ok(Arc::new(Run {
-            game,
-            params,
-            limits,
-            start: Instant::now(),
-            utility,
-            filter,
-            advantaged,
-            mirror,
-            interrupt: self.interrupt.clone(),
-        }))
+        Ok(Arc::new(run))
     }
 }
 
@@ -470,8 +527,9 @@ fn continuation(old: &Game, new: &Game) -> Option<Vec<(Player, Move)>> {
     Some(b[a.len()..].iter().map(|t| (t.player, t.mv)).collect())
 }
 
-/// Follows `extra` from the root; keeps that subtree if it exists. Returns whether it did.
-fn reuse(inner: &mut Inner, game: &Game, extra: &[(Player, Move)]) -> bool {
+/// Follows `extra` from the root; keeps what that position reaches if it is in the tree.
+/// Returns whether it did.
+fn reuse(inner: &mut Inner, game: &Game, extra: &[(Player, Move)], bias_free_prop: f64) -> bool {
     let size = game.board().size();
     let mut n = 0u32;
     for &(pla, mv) in extra {
@@ -480,7 +538,7 @@ fn reuse(inner: &mut Inner, game: &Game, extra: &[(Player, Move)]) -> bool {
             return false;
         }
         match inner.tree.child_by_move(n, move_index(size, mv) as u16) {
-            Some(c) => n = c,
+            Some((_, c)) => n = c,
             None => return false,
         }
     }
@@ -493,7 +551,7 @@ fn reuse(inner: &mut Inner, game: &Game, extra: &[(Player, Move)]) -> bool {
     if n == 0 {
         return true;
     }
-    let first_mv = inner.tree.nodes[n as usize].mv;
+    let first_mv = move_index(size, extra[0].1) as u16;
     inner.own_root = if extra.len() == 1 {
         inner
             .own_children
@@ -505,7 +563,7 @@ fn reuse(inner: &mut Inner, game: &Game, extra: &[(Player, Move)]) -> bool {
         OwnAcc::default()
     };
     inner.own_children.clear();
-    inner.tree.reroot(n);
+    inner.tree.reroot(n, bias_free_prop);
     inner.root_eval = None;
     true
 }
@@ -695,29 +753,41 @@ fn gamma(alpha: f64, rng: &mut fastrand::Rng) -> f64 {
     }
 }
 
-/// A network output as a search sample.
-fn sample_of(u: &UtilityFn, out: &NnOutput) -> Sample {
-    u.sample(
+/// A network output as a node keeps it, weighted by the network's confidence when
+/// uncertainty weighting is on.
+fn eval_of_output(params: &SearchParams, u: &UtilityFn, out: &NnOutput) -> Eval {
+    let score = f64::from(out.white_score_mean);
+    let weight = backup::eval_weight(
+        params,
+        u,
+        score,
+        f64::from(out.shortterm_winloss_error),
+        f64::from(out.shortterm_score_error),
+    );
+    backup::eval_of(
         f64::from(out.white_win - out.white_loss),
         f64::from(out.no_result),
-        f64::from(out.white_score_mean),
+        score,
         f64::from(out.white_score_mean_sq),
         f64::from(out.white_lead),
+        weight,
     )
 }
 
 /// The fixed value of a finished game.
-fn terminal_sample(u: &UtilityFn, game: &Game) -> Sample {
+fn terminal_eval(run: &Run, game: &Game) -> Eval {
+    let w = backup::terminal_weight(&run.params, run.network_errors);
     match game.outcome() {
         Some(Outcome::Scored { white_minus_black }) => {
             let s = f64::from(white_minus_black);
-            u.sample(s.signum() * f64::from(u8::from(s != 0.0)), 0.0, s, s * s, s)
+            let winloss = s.signum() * f64::from(u8::from(s != 0.0));
+            backup::eval_of(winloss, 0.0, s, s * s, s, w)
         }
         Some(Outcome::Resigned { winner }) => {
-            let w = if winner == Player::White { 1.0 } else { -1.0 };
-            u.sample(w, 0.0, 0.0, 0.0, 0.0)
+            let wl = if winner == Player::White { 1.0 } else { -1.0 };
+            backup::eval_of(wl, 0.0, 0.0, 0.0, 0.0, w)
         }
-        Some(Outcome::NoResult) | None => u.sample(0.0, 1.0, 0.0, 0.0, 0.0),
+        Some(Outcome::NoResult) | None => backup::eval_of(0.0, 1.0, 0.0, 0.0, 0.0, w),
     }
 }
 
@@ -735,7 +805,7 @@ impl Run {
             return true;
         }
         let in_flight = inner.started - inner.completed;
-        let visits = u64::from(inner.tree.root().visits) + in_flight;
+        let visits = u64::from(inner.tree.root().stats.visits) + in_flight;
         let l = &self.limits;
         if l.visits.is_some_and(|v| visits >= v) || l.playouts.is_some_and(|p| inner.started >= p) {
             return true;
@@ -771,8 +841,8 @@ impl Run {
             return false;
         }
         let (mut first, mut second) = (0u64, 0u64);
-        for c in inner.tree.children(0) {
-            let v = u64::from(inner.tree.nodes[c as usize].visits);
+        for e in inner.tree.edges_of(0) {
+            let v = u64::from(e.visits);
             if v > first {
                 second = first;
                 first = v;
@@ -784,168 +854,261 @@ impl Run {
     }
 }
 
-/// One search thread: descend, evaluate outside the lock, back up, until told to stop.
+/// How a descent ended.
+enum Descent {
+    /// At a fresh node, now claimed: evaluate it (the thread's game is at its position).
+    Evaluate(u32),
+    /// The playout is complete and backed up (a finished game, a transposition whose
+    /// edge caught up with its node, or a cycle).
+    Done,
+    /// Another thread is evaluating the node reached; try again.
+    Collision,
+}
+
+/// Walks from the root by PUCT under the lock, playing each move on `game` and making
+/// nodes (or finding shared ones) for new moves, and finishes the playout at once where no
+/// evaluation is needed.
+#[allow(clippy::too_many_arguments)]
+fn descend(
+    inner: &mut Inner,
+    run: &Run,
+    game: &mut Game,
+    path: &mut Vec<Step>,
+    rng: &mut fastrand::Rng,
+    select: &mut Scratch,
+    backup: &mut BackupScratch,
+) -> Result<Descent, SearchError> {
+    game.clone_from(&run.game);
+    path.clear();
+    let size = game.board().size();
+    let sel = run.select_ctx();
+    let ctx = run.backup_ctx();
+    let tree = &mut inner.tree;
+    let mut n = 0u32;
+    let mut last_move = None;
+    loop {
+        let pick = tree
+            .select(n, last_move, &sel, rng, select)
+            .ok_or_else(|| SearchError::Internal("a node has no move".into()))?;
+        let (slot, child, mv) = match pick {
+            Pick::Edge(slot) => {
+                let e = *tree.edge(n, slot);
+                play(game, size, e.mv)?;
+                (slot, e.child, e.mv)
+            }
+            Pick::New(p) => {
+                // The value-bias key looks at the board before the move.
+                let key = if run.params.subtree_value_bias_factor != 0.0 {
+                    game.turns().last().and_then(|t| {
+                        let prev = move_index(size, t.mv);
+                        keys::bias_key(
+                            game,
+                            game.to_move(),
+                            prev,
+                            index_move(size, p.mv.into()),
+                            p.mv.into(),
+                        )
+                    })
+                } else {
+                    None
+                };
+                play(game, size, p.mv)?;
+                let hash = run.graph.then(|| {
+                    keys::graph_hash(
+                        tree.nodes[n as usize].hash,
+                        game,
+                        run.params.graph_search_rep_bound,
+                    )
+                });
+                let (c, found) = tree.node_for(hash, game.to_move());
+                if let (Some(k), false) = (key, found) {
+                    let entry = tree.bias_entry(k);
+                    tree.nodes[c as usize].bias = entry;
+                }
+                let slot = tree.add_edge(n, p.mv, p.p(), c);
+                (slot, c, p.mv)
+            }
+        };
+        tree.nodes[child as usize].virtual_losses += 1;
+        path.push(Step { node: n, slot });
+        // A path back into itself (only possible through a hash that keeps no history):
+        // count the edge and end the playout, as KataGo does.
+        if child == 0 || path.iter().any(|s| s.node == child) {
+            tree.backup(path, &ctx, backup);
+            return Ok(Descent::Done);
+        }
+        let node = &tree.nodes[child as usize];
+        let caught_up = tree.edge(n, slot).visits >= node.stats.visits;
+        match node.state {
+            // A shared node already knows more than this edge has seen: the edge takes
+            // one of its visits without a new evaluation.
+            State::Expanded | State::Terminal if !caught_up => {
+                tree.backup(path, &ctx, backup);
+                return Ok(Descent::Done);
+            }
+            State::Terminal => {
+                tree.add_leaf_value(child, true, &ctx);
+                tree.backup(path, &ctx, backup);
+                return Ok(Descent::Done);
+            }
+            State::Fresh if game.is_over() => {
+                tree.set_terminal(child, terminal_eval(run, game));
+                tree.add_leaf_value(child, true, &ctx);
+                tree.backup(path, &ctx, backup);
+                return Ok(Descent::Done);
+            }
+            State::Fresh => {
+                tree.nodes[child as usize].state = State::InFlight;
+                return Ok(Descent::Evaluate(child));
+            }
+            State::InFlight => {
+                tree.remove_virtual_losses(path);
+                return Ok(Descent::Collision);
+            }
+            State::Expanded => {
+                n = child;
+                last_move = Some(mv);
+            }
+        }
+    }
+}
+
+/// Plays the move with policy index `mv` on `game` (a move stored in the tree, so an
+/// illegal one is a bug, reported rather than hidden).
+fn play(game: &mut Game, size: tengen_rules::BoardSize, mv: u16) -> Result<(), SearchError> {
+    let m = index_move(size, usize::from(mv));
+    game.play(m).map_err(|e| {
+        SearchError::Internal(format!("tree move {} cannot be played: {e}", size.gtp(m)))
+    })
+}
+
+/// One search thread: descend under the lock, evaluate outside it, back up, until told to stop.
 fn worker(shared: &Shared, run: &Run, seed: u64) {
     let mut rng = fastrand::Rng::with_seed(seed);
     let mut game = (*run.game).clone();
     let size = game.board().size();
-    let mut path: Vec<u32> = Vec::with_capacity(256);
-    let mut scratch = Scratch::default();
+    let mut path: Vec<Step> = Vec::with_capacity(256);
+    let mut select = Scratch::default();
+    let mut backup = BackupScratch::default();
     let mut priors: Vec<Prior> = Vec::with_capacity(size.area() + 1);
     let mut pairs: Vec<(u16, f32)> = Vec::with_capacity(size.area() + 1);
-    let mut moves: Vec<u16> = Vec::with_capacity(256);
     let params = &run.params;
+    let ctx = run.backup_ctx();
     while !shared.stop.load(Ordering::Relaxed) {
         while shared.readers_waiting.load(Ordering::Relaxed) > 0 {
             std::thread::yield_now();
         }
-        let leaf = {
+        let descent = {
             let mut inner = lock(&shared.inner);
             if run.done(&inner) {
                 shared.stop.store(true, Ordering::SeqCst);
                 break;
             }
-            let leaf = inner.tree.descend(
-                params,
-                run.mirror.as_ref(),
-                params.forced_playouts_k,
-                &mut rng,
+            let d = descend(
+                &mut inner,
+                run,
+                &mut game,
                 &mut path,
-                &mut scratch,
+                &mut rng,
+                &mut select,
+                &mut backup,
             );
-            if matches!(leaf, Leaf::Evaluate | Leaf::Terminal(_)) {
-                inner.started += 1;
+            match &d {
+                Ok(Descent::Done) => {
+                    inner.started += 1;
+                    inner.completed += 1;
+                }
+                Ok(Descent::Evaluate(_)) => inner.started += 1,
+                Ok(Descent::Collision) => inner.collisions += 1,
+                Err(_) => inner.tree.remove_virtual_losses(&path),
             }
-            moves.clear();
-            moves.extend(path[1..].iter().map(|&n| inner.tree.nodes[n as usize].mv));
-            leaf
+            d
         };
-        match leaf {
-            Leaf::Terminal(sample) => {
-                let mut inner = lock(&shared.inner);
-                inner.tree.backup(&path, &sample);
-                inner.completed += 1;
-            }
-            Leaf::Collision => {
-                lock(&shared.inner).abandon_collision(&path);
+        let leaf = match descent {
+            Ok(Descent::Evaluate(leaf)) => leaf,
+            Ok(Descent::Done) => continue,
+            Ok(Descent::Collision) => {
                 std::thread::sleep(Duration::from_micros(50));
+                continue;
             }
-            Leaf::Stuck => {
-                fail(
-                    shared,
-                    &path,
-                    SearchError::Internal("a node has no move".into()),
-                );
+            Err(e) => {
+                fail(shared, None, &path, e);
                 break;
             }
-            Leaf::Evaluate => {
-                if let Err(e) = replay(&mut game, run, &moves, size) {
-                    fail(shared, &path, e);
-                    break;
-                }
-                let leaf = path[path.len() - 1];
-                if game.is_over() {
-                    let sample = terminal_sample(&run.utility, &game);
-                    let mut inner = lock(&shared.inner);
-                    inner.tree.set_terminal(leaf);
-                    inner.tree.backup(&path, &sample);
-                    inner.completed += 1;
-                    continue;
-                }
-                let sym = if params.random_symmetries {
-                    Symmetry::ALL[rng.usize(..if size.width() == size.height() { 8 } else { 4 })]
-                } else {
-                    Symmetry::IDENTITY
-                };
-                let inputs = Inputs {
-                    advantaged: run.advantaged,
-                    mirror: run.mirror.as_ref(),
-                };
-                let out = match shared
-                    .evaluator
-                    .evaluate(&game, &inputs.request(params, &game, false, sym))
-                {
-                    Ok(o) => inputs.adjust(&game, o),
-                    Err(e) => {
-                        fail(shared, &path, e.into());
-                        break;
-                    }
-                };
-                let depth = (path.len() - 1) as u32;
-                let hint = run.mirror.map_or(Hint::None, |m| m.hint(&game));
-                let liberties = run
-                    .mirror
-                    .map_or_else(Vec::new, |m| m.center_liberties(&game, hint));
-                leaf_priors(&out, &game, run, depth, hint, &mut pairs, &mut priors);
-                let sample = sample_of(&run.utility, &out);
-                let mut inner = lock(&shared.inner);
-                inner.evaluations += 1;
-                inner
-                    .tree
-                    .expand(leaf, game.to_move(), sample.utility, &priors);
-                inner.tree.nodes[leaf as usize].mirror = hint.pack();
-                if !liberties.is_empty() {
-                    inner.tree.set_center_liberties(leaf, liberties);
-                }
-                inner.tree.backup(&path, &sample);
-                inner.completed += 1;
-                if let Some(own) = out.white_ownership.as_deref().filter(|_| params.ownership) {
-                    inner.add_ownership(&path, own);
-                }
+        };
+        let sym = if params.random_symmetries {
+            Symmetry::ALL[rng.usize(..if size.width() == size.height() { 8 } else { 4 })]
+        } else {
+            Symmetry::IDENTITY
+        };
+        let inputs = Inputs {
+            advantaged: run.advantaged,
+            mirror: run.mirror.as_ref(),
+        };
+        let out = match shared
+            .evaluator
+            .evaluate(&game, &inputs.request(params, &game, false, sym))
+        {
+            Ok(o) => inputs.adjust(&game, o),
+            Err(e) => {
+                fail(shared, Some(leaf), &path, e.into());
+                break;
             }
+        };
+        let depth = path.len() as u32;
+        let hint = run.mirror.map_or(Hint::None, |m| m.hint(&game));
+        let liberties = run
+            .mirror
+            .map_or_else(Vec::new, |m| m.center_liberties(&game, hint));
+        leaf_priors(&out, &game, run, depth, hint, &mut pairs, &mut priors);
+        let eval = eval_of_output(params, &run.utility, &out);
+        let mut inner = lock(&shared.inner);
+        inner.evaluations += 1;
+        let tree = &mut inner.tree;
+        tree.expand(leaf, game.to_move(), eval, &priors);
+        tree.nodes[leaf as usize].mirror = hint.pack();
+        if !liberties.is_empty() {
+            tree.set_center_liberties(leaf, liberties);
+        }
+        tree.add_leaf_value(leaf, false, &ctx);
+        tree.backup(&path, &ctx, &mut backup);
+        inner.completed += 1;
+        if let Some(own) = out.white_ownership.as_deref().filter(|_| params.ownership) {
+            let first = inner.tree.edge(0, path[0].slot).mv;
+            inner.add_ownership(first, own);
         }
     }
 }
 
 impl Inner {
-    fn abandon_collision(&mut self, path: &[u32]) {
-        self.tree.abandon(path, false);
-        self.collisions += 1;
-    }
-
-    fn add_ownership(&mut self, path: &[u32], own: &[f32]) {
+    fn add_ownership(&mut self, first_move: u16, own: &[f32]) {
         self.own_root.add(own);
-        if let Some(&c) = path.get(1) {
-            let mv = self.tree.nodes[c as usize].mv;
-            match self.own_children.iter_mut().find(|(m, _)| *m == mv) {
-                Some((_, acc)) => acc.add(own),
-                None => {
-                    let mut acc = OwnAcc::default();
-                    acc.add(own);
-                    self.own_children.push((mv, acc));
-                }
+        match self.own_children.iter_mut().find(|(m, _)| *m == first_move) {
+            Some((_, acc)) => acc.add(own),
+            None => {
+                let mut acc = OwnAcc::default();
+                acc.add(own);
+                self.own_children.push((first_move, acc));
             }
         }
     }
 }
 
-fn fail(shared: &Shared, path: &[u32], e: SearchError) {
+/// Stops the run on an error: the descent's virtual losses (and its claim on `leaf`, if
+/// it had one) are taken back first.
+fn fail(shared: &Shared, leaf: Option<u32>, path: &[Step], e: SearchError) {
     log::error!("search stopped: {e}");
     let mut inner = lock(&shared.inner);
-    inner.tree.abandon(path, true);
-    inner.started = inner.started.saturating_sub(1);
+    if let Some(l) = leaf {
+        inner.tree.remove_virtual_losses(path);
+        let node = &mut inner.tree.nodes[l as usize];
+        if node.state == State::InFlight {
+            node.state = State::Fresh;
+        }
+        inner.started = inner.started.saturating_sub(1);
+    }
     inner.error.get_or_insert(e);
     shared.stop.store(true, Ordering::SeqCst);
-}
-
-/// Puts `game` at the root position followed by `moves` (policy indices).
-fn replay(
-    game: &mut Game,
-    run: &Run,
-    moves: &[u16],
-    size: tengen_rules::BoardSize,
-) -> Result<(), SearchError> {
-    game.clone_from(&run.game);
-    for &m in moves {
-        let mv = index_move(size, usize::from(m));
-        game.play(mv).map_err(|e| {
-            SearchError::Internal(format!(
-                "tree move {} cannot be replayed: {e}",
-                size.gtp(mv)
-            ))
-        })?;
-    }
-    Ok(())
 }
 
 /// Builds a leaf's stored priors: legal, allowed, sorted by decreasing probability, and

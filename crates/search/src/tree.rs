@@ -1,24 +1,25 @@
-//! The search tree: nodes in one arena, each node's policy in one shared pool, PUCT
-//! selection with first-play urgency and virtual losses, and backup of values.
+//! The search graph, as KataGo's graph search keeps it: nodes in one arena, a position
+//! reached by different move orders sharing one node (found through a table of graph
+//! hashes, [`crate::keys`]), and each node's moves as edges that carry their own visit
+//! counts. A node's values are averages recomputed from its children and its own
+//! evaluation ([`crate::backup`]); choosing the edge to descend is [`crate::select`].
 //!
-//! Everything here runs under the search's tree lock and never waits on a network;
-//! evaluations happen outside it.
+//! Everything here runs under the search's lock and never waits on a network.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use tengen_rules::Player;
 
-use crate::mirror::{Hint, Mirror, NO_HINT};
-use crate::params::SearchParams;
-use crate::utility::Sample;
+use crate::mirror::NO_HINT;
 
-/// "No node" in the arena's links.
+/// "No node" (or no bias entry) in the arena's links.
 pub const NONE: u32 = u32::MAX;
 
 /// Where a node is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum State {
-    /// Created by its parent's selection; nobody has asked for its evaluation yet.
+    /// Created by a parent's selection; nobody has asked for its evaluation yet.
     Fresh,
     /// A thread is evaluating it.
     InFlight,
@@ -28,13 +29,17 @@ pub enum State {
     Terminal,
 }
 
-/// Sums of the samples backed up through a node, from White's point of view.
+/// What a node has seen, as weighted averages from White's point of view (KataGo's
+/// `NodeStats`): its own evaluation and its children's averages, each child weighted by
+/// the visits of the edge to it.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Sums {
-    /// Utility.
-    pub utility: f64,
-    /// Squared utility (for the stdev-scaled exploration and the LCB).
-    pub utility_sq: f64,
+pub struct Stats {
+    /// Visits: the node's own plus those of the edges below it.
+    pub visits: u32,
+    /// Total weight of what the averages hold.
+    pub weight_sum: f64,
+    /// Sum of squared weights (for the effective sample size of the LCB).
+    pub weight_sq_sum: f64,
     /// Win minus loss.
     pub winloss: f64,
     /// No result.
@@ -45,98 +50,114 @@ pub struct Sums {
     pub score_sq: f64,
     /// Lead.
     pub lead: f64,
+    /// Utility.
+    pub utility: f64,
+    /// Squared utility.
+    pub utility_sq: f64,
 }
 
-impl Sums {
-    fn add(&mut self, s: &Sample) {
-        self.utility += s.utility;
-        self.utility_sq += s.utility * s.utility;
-        self.winloss += s.winloss;
-        self.no_result += s.no_result;
-        self.score += s.score;
-        self.score_sq += s.score_sq;
-        self.lead += s.lead;
+impl Stats {
+    /// The weight this node brings to a parent whose edge to it has `edge_visits` visits:
+    /// a transposition seen from one parent counts for that parent's share only.
+    #[inline]
+    pub fn child_weight(&self, edge_visits: u32) -> f64 {
+        self.weight_sum * f64::from(edge_visits) / f64::from(self.visits.max(1))
     }
 
-    /// The mean sample over `visits` (a terminal node's fixed value).
-    pub fn mean(&self, visits: u32) -> Sample {
-        let n = f64::from(visits.max(1));
-        Sample {
-            utility: self.utility / n,
-            winloss: self.winloss / n,
-            no_result: self.no_result / n,
-            score: self.score / n,
-            score_sq: self.score_sq / n,
-            lead: self.lead / n,
-        }
+    /// The same share of the squared weights.
+    #[inline]
+    pub fn child_weight_sq(&self, edge_visits: u32) -> f64 {
+        self.weight_sq_sum * f64::from(edge_visits) / f64::from(self.visits.max(1))
     }
 }
 
-/// One position of the tree.
+/// A node's own evaluation (White's point of view) with the weight it counts for, kept so
+/// that the node's averages can be recomputed whenever its children's change.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Eval {
+    /// Win minus loss.
+    pub winloss: f32,
+    /// No result.
+    pub no_result: f32,
+    /// Score mean.
+    pub score: f32,
+    /// Score mean square.
+    pub score_sq: f32,
+    /// Lead.
+    pub lead: f32,
+    /// Weight (1, or less for an evaluation the network is unsure of).
+    pub weight: f32,
+}
+
+/// One position of the graph.
 #[derive(Clone, Debug)]
 pub struct Node {
-    /// Backed-up values.
-    pub sums: Sums,
-    /// Completed visits.
-    pub visits: u32,
-    /// Newest child, or [`NONE`].
-    pub first_child: u32,
-    /// Next older sibling, or [`NONE`].
-    pub next_sibling: u32,
+    /// Averages of what was backed up here.
+    pub stats: Stats,
+    /// The node's own evaluation (valid once expanded or terminal).
+    pub eval: Eval,
+    /// The node's graph hash (the key under which transpositions find it; 0 for a node
+    /// that is never shared).
+    pub hash: u128,
+    /// What this node last put into its subtree value-bias entry: the delta sum...
+    pub bias_delta: f64,
+    /// ...and the weight.
+    pub bias_weight: f64,
+    /// This node's edges in the pool: `edges[edges_at..edges_at + edges_len]`.
+    pub edges_at: u32,
     /// This node's priors in the pool: `priors[priors_at..priors_at + priors_len]`.
     pub priors_at: u32,
+    /// Its subtree value-bias entry, or [`NONE`].
+    pub bias: u32,
+    /// Edges in use.
+    pub edges_len: u16,
+    /// Edges the block at `edges_at` has room for.
+    edges_cap: u16,
     /// Number of stored priors.
     pub priors_len: u16,
-    /// Number of children created.
-    pub num_children: u16,
-    /// Prior of the move leading here, as the parent sees it.
-    pub prior: f32,
-    /// Utility of this node's own evaluation (for first-play urgency).
-    pub nn_utility: f32,
-    /// The move leading here, as a policy index.
-    pub mv: u16,
     /// Threads currently below this node.
     pub virtual_losses: u16,
+    /// What anti-mirror search does here, a packed [`crate::mirror::Hint`].
+    pub mirror: u16,
     /// Life stage.
     pub state: State,
-    /// The player to move here (valid once expanded).
+    /// The player to move here.
     pub next_player: Player,
-    /// What anti-mirror search does here, a packed [`Hint`] (fills what was padding).
-    pub mirror: u16,
 }
 
 impl Node {
-    fn new(mv: u16, prior: f32) -> Node {
+    fn new(next_player: Player, hash: u128) -> Node {
         Node {
-            sums: Sums::default(),
-            visits: 0,
-            first_child: NONE,
-            next_sibling: NONE,
+            stats: Stats::default(),
+            eval: Eval::default(),
+            hash,
+            bias_delta: 0.0,
+            bias_weight: 0.0,
+            edges_at: 0,
             priors_at: 0,
+            bias: NONE,
+            edges_len: 0,
+            edges_cap: 0,
             priors_len: 0,
-            num_children: 0,
-            prior,
-            nn_utility: 0.0,
-            mv,
             virtual_losses: 0,
-            state: State::Fresh,
-            next_player: Player::Black,
             mirror: NO_HINT,
+            state: State::Fresh,
+            next_player,
         }
     }
 
     /// Mean utility for White (0 before any visit).
     pub fn utility(&self) -> f64 {
-        if self.visits == 0 {
+        if self.stats.visits == 0 {
             0.0
         } else {
-            self.sums.utility / f64::from(self.visits)
+            self.stats.utility
         }
     }
 }
 
 /// A move and its prior, as stored in the pool: the prior rounded to bfloat16 (about 3
-/// significant digits), which is all PUCT needs and halves the tree's largest cost.
+/// significant digits), which is all PUCT needs and halves the pool's size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Prior {
     /// Policy index of the move.
@@ -147,56 +168,109 @@ pub struct Prior {
 impl Prior {
     /// Stores `p` (a probability in [0, 1]).
     pub fn new(mv: u16, p: f32) -> Prior {
-        let b = p.max(0.0).to_bits();
-        // Round to nearest, ties away: add half of the dropped part before truncating.
-        let bits = (b.saturating_add(0x8000) >> 16) as u16;
-        Prior { mv, bits }
+        Prior {
+            mv,
+            bits: to_bf16(p),
+        }
     }
 
     /// The stored probability.
     #[inline]
     pub fn p(self) -> f32 {
-        f32::from_bits(u32::from(self.bits) << 16)
+        from_bf16(self.bits)
     }
 }
 
-/// What a descent found at its end.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Leaf {
-    /// A new node: the thread must evaluate it (it is marked in flight).
-    Evaluate,
-    /// A finished game: back up its fixed value.
-    Terminal(Sample),
-    /// Another thread is evaluating this node; back off and retry.
-    Collision,
-    /// A node with no move to choose (cannot happen with a legal pass; treated as an error).
-    Stuck,
+fn to_bf16(p: f32) -> u16 {
+    let b = p.max(0.0).to_bits();
+    // Round to nearest, ties away: add half of the dropped part before truncating.
+    (b.saturating_add(0x8000) >> 16) as u16
 }
 
-/// Per-thread scratch space, so descents do not allocate.
+fn from_bf16(bits: u16) -> f32 {
+    f32::from_bits(u32::from(bits) << 16)
+}
+
+/// A move from a node to a child, with the visits that went through it (a shared child
+/// has more visits than any one edge to it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Edge {
+    /// The child node.
+    pub child: u32,
+    /// Visits through this edge.
+    pub visits: u32,
+    /// Policy index of the move.
+    pub mv: u16,
+    prior_bits: u16,
+}
+
+impl Edge {
+    /// The move's prior as the parent sees it.
+    #[inline]
+    pub fn prior(&self) -> f32 {
+        from_bf16(self.prior_bits)
+    }
+}
+
+/// One entry of the subtree value-bias table: how much searched values below positions
+/// sharing a key differed from the network's, summed with weights.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct BiasEntry {
+    /// Sum of weighted differences (children's utility minus the node's own).
+    pub delta_sum: f64,
+    /// Sum of weights.
+    pub weight_sum: f64,
+    /// Nodes that use the entry.
+    users: u32,
+}
+
+/// Hashes of positions are random already: use their low bits as they are.
 #[derive(Default)]
-pub struct Scratch {
-    /// Whether each root move already has a child (root scan only).
-    has_child: Vec<bool>,
+pub struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8 | u64::from(b)) ^ (self.0 >> 56);
+        }
+    }
+
+    fn write_u128(&mut self, v: u128) {
+        self.0 = v as u64 ^ (v >> 64) as u64;
+    }
 }
 
-/// The arena and pool; node 0 is the root.
+type KeyMap = HashMap<u128, u32, BuildHasherDefault<KeyHasher>>;
+
+/// The arena, pools and tables; node 0 is the root.
 pub struct Tree {
     /// All nodes; index 0 is the root.
     pub nodes: Vec<Node>,
-    /// All stored priors.
-    pub priors: Vec<Prior>,
+    edges: Vec<Edge>,
+    priors: Vec<Prior>,
+    /// Shared nodes by graph hash.
+    table: KeyMap,
+    bias: Vec<BiasEntry>,
+    bias_index: KeyMap,
     /// Anti-mirror search's hard case: the liberties (policy indices) of the centre chain
     /// at the nodes where we are to move, which get a bonus. Rare, so kept aside.
     center_liberties: HashMap<u32, Box<[u16]>>,
 }
 
 impl Tree {
-    /// A tree holding only a fresh root.
+    /// A tree holding only a fresh root with this graph hash (0: unknown yet).
     pub fn new() -> Tree {
         Tree {
-            nodes: vec![Node::new(u16::MAX, 1.0)],
+            nodes: vec![Node::new(Player::Black, 0)],
+            edges: Vec::new(),
             priors: Vec::new(),
+            table: KeyMap::default(),
+            bias: Vec::new(),
+            bias_index: KeyMap::default(),
             center_liberties: HashMap::new(),
         }
     }
@@ -206,17 +280,29 @@ impl Tree {
         &self.nodes[0]
     }
 
-    /// The children of `n`, newest first.
-    pub fn children(&self, n: u32) -> Children<'_> {
-        Children {
-            tree: self,
-            at: self.nodes[n as usize].first_child,
-        }
+    /// The edges of `n`, oldest first (below the root, that is prior order).
+    pub fn edges_of(&self, n: u32) -> &[Edge] {
+        let node = &self.nodes[n as usize];
+        let at = node.edges_at as usize;
+        &self.edges[at..at + node.edges_len as usize]
     }
 
-    /// The child of `n` reached by the move with policy index `mv`.
-    pub fn child_by_move(&self, n: u32, mv: u16) -> Option<u32> {
-        self.children(n).find(|&c| self.nodes[c as usize].mv == mv)
+    /// The edge in slot `slot` of `n`.
+    pub fn edge(&self, n: u32, slot: u16) -> &Edge {
+        &self.edges[self.nodes[n as usize].edges_at as usize + slot as usize]
+    }
+
+    pub(crate) fn edge_mut(&mut self, n: u32, slot: u16) -> &mut Edge {
+        let at = self.nodes[n as usize].edges_at as usize;
+        &mut self.edges[at + slot as usize]
+    }
+
+    /// The slot and child of `n`'s edge for the move with policy index `mv`.
+    pub fn child_by_move(&self, n: u32, mv: u16) -> Option<(u16, u32)> {
+        self.edges_of(n)
+            .iter()
+            .position(|e| e.mv == mv)
+            .map(|i| (i as u16, self.edges_of(n)[i].child))
     }
 
     /// The stored priors of `n`.
@@ -226,16 +312,17 @@ impl Tree {
         &self.priors[at..at + node.priors_len as usize]
     }
 
-    /// Gives `n` its evaluation: the player to move, its own utility and its priors
-    /// (already filtered; sorted by decreasing prior unless `n` is the root).
-    pub fn expand(&mut self, n: u32, next_player: Player, nn_utility: f64, priors: &[Prior]) {
+    /// Gives `n` its evaluation: the player to move and its priors (already filtered;
+    /// sorted by decreasing prior unless `n` is the root). Its values come with
+    /// [`Tree::add_leaf_value`].
+    pub fn expand(&mut self, n: u32, next_player: Player, eval: Eval, priors: &[Prior]) {
         let at = self.priors.len() as u32;
         self.priors.extend_from_slice(priors);
         let node = &mut self.nodes[n as usize];
         node.priors_at = at;
         node.priors_len = priors.len() as u16;
         node.next_player = next_player;
-        node.nn_utility = nn_utility as f32;
+        node.eval = eval;
         node.state = State::Expanded;
     }
 
@@ -249,389 +336,245 @@ impl Tree {
         }
     }
 
+    /// The centre chain's liberties recorded at `n` (empty if none).
+    pub fn center_liberties(&self, n: u32) -> &[u16] {
+        self.center_liberties.get(&n).map_or(&[], |l| l)
+    }
+
     /// Replaces the root's priors (root temperature, noise, filters) and updates the priors
-    /// its existing children carry.
+    /// its existing edges carry.
     pub fn set_root_priors(&mut self, priors: &[Prior]) {
         let at = self.priors.len() as u32;
         self.priors.extend_from_slice(priors);
         self.nodes[0].priors_at = at;
         self.nodes[0].priors_len = priors.len() as u16;
-        let mut c = self.nodes[0].first_child;
-        while c != NONE {
-            let mv = self.nodes[c as usize].mv;
-            let p = priors.iter().find(|q| q.mv == mv).map_or(0.0, |q| q.p());
-            self.nodes[c as usize].prior = p;
-            c = self.nodes[c as usize].next_sibling;
+        let (start, len) = (self.nodes[0].edges_at as usize, self.nodes[0].edges_len);
+        for e in &mut self.edges[start..start + len as usize] {
+            let p = priors.iter().find(|q| q.mv == e.mv).map_or(0.0, |q| q.p());
+            e.prior_bits = to_bf16(p);
         }
     }
 
-    /// Walks from the root choosing children by PUCT, adding a virtual loss to each node
-    /// entered, and records the path (root first). Creates the chosen new child, if any.
-    pub fn descend(
-        &mut self,
-        params: &SearchParams,
-        mirror: Option<&Mirror>,
-        root_forced_k: f64,
-        rng: &mut fastrand::Rng,
-        path: &mut Vec<u32>,
-        scratch: &mut Scratch,
-    ) -> Leaf {
-        path.clear();
-        let mut n = 0u32;
-        loop {
-            path.push(n);
-            let node = &mut self.nodes[n as usize];
-            match node.state {
-                State::Fresh => {
-                    node.state = State::InFlight;
-                    return Leaf::Evaluate;
+    /// The node for a child position: the shared node with graph hash `hash` when there
+    /// is one for the same player to move, else a new fresh node (entered in the table
+    /// when `hash` is given). Returns the node and whether it was found.
+    pub fn node_for(&mut self, hash: Option<u128>, next_player: Player) -> (u32, bool) {
+        if let Some(h) = hash {
+            if let Some(&n) = self.table.get(&h) {
+                if self.nodes[n as usize].next_player == next_player {
+                    return (n, true);
                 }
-                State::InFlight => return Leaf::Collision,
-                State::Terminal => return Leaf::Terminal(node.sums.mean(node.visits)),
-                State::Expanded => {}
+                // A hash collision across players (astronomically rare): keep them apart.
+                return (self.push(Node::new(next_player, 0)), false);
             }
-            let next = if n == 0 {
-                self.select_at_root(params, mirror, root_forced_k, rng, scratch)
-            } else {
-                self.select(n, params, mirror)
-            };
-            let Some(c) = next else {
-                return Leaf::Stuck;
-            };
-            self.nodes[c as usize].virtual_losses += 1;
-            n = c;
+            let n = self.push(Node::new(next_player, h));
+            self.table.insert(h, n);
+            return (n, false);
         }
+        (self.push(Node::new(next_player, 0)), false)
     }
 
-    /// Takes back the virtual losses of an abandoned descent and returns its leaf to fresh.
-    pub fn abandon(&mut self, path: &[u32], leaf_was_claimed: bool) {
-        for &n in path.iter().skip(1) {
-            let node = &mut self.nodes[n as usize];
-            node.virtual_losses = node.virtual_losses.saturating_sub(1);
-        }
-        if leaf_was_claimed {
-            if let Some(&leaf) = path.last() {
-                let node = &mut self.nodes[leaf as usize];
-                if node.state == State::InFlight {
-                    node.state = State::Fresh;
-                }
-            }
-        }
-    }
-
-    /// Adds a sample to every node of the path and removes the path's virtual losses.
-    pub fn backup(&mut self, path: &[u32], sample: &Sample) {
-        for (i, &n) in path.iter().enumerate() {
-            let node = &mut self.nodes[n as usize];
-            node.visits += 1;
-            node.sums.add(sample);
-            if i > 0 {
-                node.virtual_losses = node.virtual_losses.saturating_sub(1);
-            }
-        }
-    }
-
-    /// Marks a leaf as a finished game.
-    pub fn set_terminal(&mut self, n: u32) {
-        self.nodes[n as usize].state = State::Terminal;
-    }
-
-    /// First-play urgency and the exploration scale at `n`, given the policy mass and
-    /// total weight of its visited children.
-    fn fpu_and_scale(
-        &self,
-        n: u32,
-        params: &SearchParams,
-        is_root: bool,
-        mass: f64,
-        total: f64,
-    ) -> (f64, f64) {
-        let node = &self.nodes[n as usize];
-        let visits = f64::from(node.visits.max(1));
-        let parent_utility = node.sums.utility / visits;
-        // Stdev of the parent's utility, shrunk towards a prior (KataGo's cpuctUtilityStdev*).
-        let prior = params.cpuct_utility_stdev_prior;
-        let stdev = if visits <= 1.0 {
-            prior
-        } else {
-            let u2 = parent_utility * parent_utility;
-            let sq = (node.sums.utility_sq / visits).max(u2);
-            let w = params.cpuct_utility_stdev_prior_weight;
-            (((u2 + prior * prior) * w + sq * visits) / (w + visits - 1.0) - u2)
-                .max(0.0)
-                .sqrt()
-        };
-        let stdev_factor = 1.0 + params.cpuct_utility_stdev_scale * (stdev / prior - 1.0);
-        let cpuct = params.cpuct_exploration
-            + params.cpuct_exploration_log
-                * ((total + params.cpuct_exploration_base) / params.cpuct_exploration_base).ln();
-        let scale = cpuct * (total + 0.01).sqrt() * stdev_factor;
-
-        let base = match params.fpu_parent_weight_by_visited_policy_pow {
-            Some(pow) => {
-                let w = mass.powf(pow).min(1.0);
-                w * parent_utility + (1.0 - w) * f64::from(node.nn_utility)
-            }
-            None => parent_utility,
-        };
-        let reduction_max = if is_root {
-            params.root_fpu_reduction_max
-        } else {
-            params.fpu_reduction_max
-        };
-        let reduction = reduction_max * mass.sqrt();
-        let white = node.next_player == Player::White;
-        let mut fpu = if white {
-            base - reduction
-        } else {
-            base + reduction
-        };
-        let loss = if white {
-            -params.utility_radius()
-        } else {
-            params.utility_radius()
-        };
-        fpu += (loss - fpu) * params.fpu_loss_prop;
-        (fpu, scale)
-    }
-
-    /// A visited child's utility and weight as selection sees them, virtual losses included.
-    #[inline]
-    fn child_value(&self, c: &Node, params: &SearchParams, fpu: f64, white: bool) -> (f64, f64) {
-        let mut weight = f64::from(c.visits);
-        let mut utility = if c.visits == 0 { fpu } else { c.utility() };
-        if c.virtual_losses > 0 {
-            let vl = f64::from(c.virtual_losses) * params.virtual_losses_per_thread;
-            let radius = params.utility_radius();
-            let loss = if white { -radius } else { radius };
-            utility += (loss - utility) * vl / (vl + weight.max(0.25));
-            weight += vl;
-        }
-        (utility, weight)
-    }
-
-    /// The root's PUCT exploration scale as selection computes it now.
-    pub fn root_explore_scale(&self, params: &SearchParams) -> f64 {
-        let (mass, total) = self.totals(0);
-        self.fpu_and_scale(0, params, true, mass, total).1
-    }
-
-    fn totals(&self, n: u32) -> (f64, f64) {
-        let mut mass = 0.0;
-        let mut total = 0.0;
-        for c in self.children(n) {
-            let c = &self.nodes[c as usize];
-            mass += f64::from(c.prior);
-            total += f64::from(c.visits);
-        }
-        (mass, total)
-    }
-
-    /// PUCT choice below the root: the visited children, and the best unvisited move,
-    /// which is the next stored prior (children are created in prior order).
-    fn select(&mut self, n: u32, params: &SearchParams, mirror: Option<&Mirror>) -> Option<u32> {
-        let (mass, total) = self.totals(n);
-        let (fpu, scale) = self.fpu_and_scale(n, params, false, mass, total);
-        let node = &self.nodes[n as usize];
-        let white = node.next_player == Player::White;
-        let sign = if white { 1.0 } else { -1.0 };
-        let anti_mirror = self.anti_mirror(n, mirror, total);
-        let mut best = f64::NEG_INFINITY;
-        let mut choice = None;
-        for c in self.children(n) {
-            let child = &self.nodes[c as usize];
-            let (u, w) = self.child_value(child, params, fpu, white);
-            let u = anti_mirror.as_ref().map_or(u, |f| f(child.mv, u, w));
-            let v = scale * f64::from(child.prior) / (1.0 + w) + sign * u;
-            if v > best {
-                best = v;
-                choice = Some(c);
-            }
-        }
-        // It borrows the tree, which a new child changes.
-        drop(anti_mirror);
-        if node.num_children < node.priors_len {
-            let p = self.priors[node.priors_at as usize + node.num_children as usize];
-            let v = scale * f64::from(p.p()) + sign * fpu;
-            if v > best {
-                return Some(self.add_child(n, p));
-            }
-        }
-        choice
-    }
-
-    /// PUCT choice at the root, scanning every prior (root priors carry noise and are not
-    /// sorted), with forced playouts and wide-root noise when asked for.
-    fn select_at_root(
-        &mut self,
-        params: &SearchParams,
-        mirror: Option<&Mirror>,
-        forced_k: f64,
-        rng: &mut fastrand::Rng,
-        scratch: &mut Scratch,
-    ) -> Option<u32> {
-        let (mass, total) = self.totals(0);
-        let (fpu, scale) = self.fpu_and_scale(0, params, true, mass, total);
-        let root = &self.nodes[0];
-        let white = root.next_player == Player::White;
-        let sign = if white { 1.0 } else { -1.0 };
-        let wide = params.wide_root_noise;
-        let anti_mirror = self.anti_mirror(0, mirror, total);
-        let noisy = |p: f64, u: f64, rng: &mut fastrand::Rng| -> (f64, f64) {
-            if wide <= 0.0 {
-                return (p, u);
-            }
-            let p = p.powf(1.0 / (4.0 * wide + 1.0));
-            let bonus = if rng.bool() {
-                wide * gaussian(rng).abs()
-            } else {
-                0.0
-            };
-            (p, u + sign * bonus)
-        };
-        let mut best = f64::NEG_INFINITY;
-        let mut choice: Option<Result<u32, Prior>> = None;
-        let has = &mut scratch.has_child;
-        has.clear();
-        // Policy indices are below MAX_AREA + 1 (626).
-        has.resize(1024, false);
-        for c in self.children(0) {
-            let child = &self.nodes[c as usize];
-            has[child.mv as usize] = true;
-            let (u, w) = self.child_value(child, params, fpu, white);
-            if forced_k > 0.0 && child.prior > 0.0 {
-                let forced = (forced_k * f64::from(child.prior) * total).sqrt();
-                if f64::from(child.visits) < forced && child.virtual_losses == 0 {
-                    return Some(c);
-                }
-            }
-            let (p, u) = noisy(f64::from(child.prior), u, rng);
-            let u = anti_mirror.as_ref().map_or(u, |f| f(child.mv, u, w));
-            let v = scale * p / (1.0 + w) + sign * u;
-            if v > best {
-                best = v;
-                choice = Some(Ok(c));
-            }
-        }
-        drop(anti_mirror);
-        for &p in self.priors_of(0) {
-            if has[p.mv as usize] {
-                continue;
-            }
-            let (q, u) = noisy(f64::from(p.p()), fpu, rng);
-            let v = scale * q + sign * u;
-            if v > best {
-                best = v;
-                choice = Some(Err(p));
-            }
-        }
-        match choice? {
-            Ok(c) => Some(c),
-            Err(p) => Some(self.add_child(0, p)),
-        }
-    }
-
-    /// The anti-mirror adjustment of children's utilities at `n` (move, utility, weight to
-    /// utility), when a mirror is seen and `n` is on a line that kept it.
-    fn anti_mirror<'a>(
-        &'a self,
-        n: u32,
-        mirror: Option<&'a Mirror>,
-        total: f64,
-    ) -> Option<impl Fn(u16, f64, f64) -> f64 + 'a> {
-        let node = &self.nodes[n as usize];
-        let hint = Hint::unpack(node.mirror);
-        let m = mirror.filter(|_| hint != Hint::None)?;
-        let at = crate::mirror::Parent {
-            white: node.next_player == Player::White,
-            utility: node.utility(),
-            total,
-            last_move: (n != 0).then_some(node.mv),
-            center_liberties: self.center_liberties.get(&n).map_or(&[], |l| l),
-        };
-        Some(move |mv, u, w| m.adjust(hint, &at, mv, u, w))
-    }
-
-    fn add_child(&mut self, parent: u32, p: Prior) -> u32 {
+    fn push(&mut self, node: Node) -> u32 {
         let idx = self.nodes.len() as u32;
-        let mut child = Node::new(p.mv, p.p());
-        child.next_sibling = self.nodes[parent as usize].first_child;
-        self.nodes.push(child);
-        let parent = &mut self.nodes[parent as usize];
-        parent.first_child = idx;
-        parent.num_children += 1;
+        self.nodes.push(node);
         idx
     }
 
-    /// Keeps only the subtree under `new_root`, compacted into fresh arrays (tree reuse).
-    pub fn reroot(&mut self, new_root: u32) {
-        let mut nodes = Vec::with_capacity(self.nodes.len());
-        let mut priors = Vec::with_capacity(self.priors.len());
-        // (old index, new index of its parent, or NONE for the root)
-        let mut stack = vec![(new_root, NONE)];
+    /// Adds an edge from `parent` to `child` for the move with policy index `mv`; returns
+    /// its slot. A node's edges live in one block, moved to a block twice the size when
+    /// full (the old block is reclaimed when the tree is compacted).
+    pub fn add_edge(&mut self, parent: u32, mv: u16, prior: f32, child: u32) -> u16 {
+        let node = &self.nodes[parent as usize];
+        let (at, len, cap) = (node.edges_at as usize, node.edges_len, node.edges_cap);
+        if len == cap {
+            let new_cap = if cap == 0 {
+                // The root sees many moves at once; below it, most nodes get a few.
+                if parent == 0 {
+                    32
+                } else {
+                    2
+                }
+            } else {
+                cap.saturating_mul(2)
+            };
+            let new_at = self.edges.len();
+            self.edges.extend_from_within(at..at + len as usize);
+            self.edges.resize(
+                new_at + new_cap as usize,
+                Edge {
+                    child: NONE,
+                    visits: 0,
+                    mv: 0,
+                    prior_bits: 0,
+                },
+            );
+            let node = &mut self.nodes[parent as usize];
+            node.edges_at = new_at as u32;
+            node.edges_cap = new_cap;
+        }
+        let node = &mut self.nodes[parent as usize];
+        let slot = node.edges_len;
+        node.edges_len += 1;
+        let at = node.edges_at as usize;
+        self.edges[at + slot as usize] = Edge {
+            child,
+            visits: 0,
+            mv,
+            prior_bits: to_bf16(prior),
+        };
+        slot
+    }
+
+    /// Marks a node as a finished game.
+    pub fn set_terminal(&mut self, n: u32, eval: Eval) {
+        let node = &mut self.nodes[n as usize];
+        node.state = State::Terminal;
+        node.eval = eval;
+    }
+
+    /// The subtree value-bias entry for `key`, made if needed, now used by one more node.
+    pub fn bias_entry(&mut self, key: u128) -> u32 {
+        let next = self.bias.len() as u32;
+        let idx = *self.bias_index.entry(key).or_insert(next);
+        if idx == next {
+            self.bias.push(BiasEntry::default());
+        }
+        self.bias[idx as usize].users += 1;
+        idx
+    }
+
+    /// The bias entry with index `i`.
+    pub fn bias(&self, i: u32) -> &BiasEntry {
+        &self.bias[i as usize]
+    }
+
+    pub(crate) fn bias_mut(&mut self, i: u32) -> &mut BiasEntry {
+        &mut self.bias[i as usize]
+    }
+
+    /// Keeps only what `new_root` reaches, compacted into fresh arrays (tree reuse).
+    /// Each dropped node takes back `bias_free_prop` of what it put into its bias entry
+    /// (KataGo keeps the rest: what a discarded line taught still says something about
+    /// the shape); entries no kept node uses are dropped.
+    pub fn reroot(&mut self, new_root: u32, bias_free_prop: f64) {
+        let mut map = vec![NONE; self.nodes.len()];
+        let mut order = Vec::with_capacity(self.nodes.len());
+        map[new_root as usize] = 0;
+        order.push(new_root);
+        let mut i = 0;
+        while i < order.len() {
+            let old = order[i];
+            for e in self.edges_of(old) {
+                if map[e.child as usize] == NONE {
+                    map[e.child as usize] = order.len() as u32;
+                    order.push(e.child);
+                }
+            }
+            i += 1;
+        }
+        // Dropped nodes give back their bias contributions.
+        for (old, node) in self.nodes.iter().enumerate() {
+            if map[old] == NONE && node.bias != NONE {
+                let e = &mut self.bias[node.bias as usize];
+                e.delta_sum -= node.bias_delta * bias_free_prop;
+                e.weight_sum -= node.bias_weight * bias_free_prop;
+                e.users -= 1;
+            }
+        }
+        let mut bias_map = vec![NONE; self.bias.len()];
+        let mut bias = Vec::new();
+        let mut bias_index = KeyMap::default();
+        for (key, &idx) in &self.bias_index {
+            let e = self.bias[idx as usize];
+            if e.users > 0 {
+                bias_map[idx as usize] = bias.len() as u32;
+                bias_index.insert(*key, bias.len() as u32);
+                bias.push(e);
+            }
+        }
+
+        let mut nodes = Vec::with_capacity(order.len());
+        let mut edges = Vec::with_capacity(self.edges.len() / 2);
+        let mut priors = Vec::with_capacity(self.priors.len() / 2);
+        let mut table = KeyMap::default();
         let mut center_liberties = HashMap::new();
-        while let Some((old, parent)) = stack.pop() {
+        for (new, &old) in order.iter().enumerate() {
             let mut node = self.nodes[old as usize].clone();
             let at = priors.len() as u32;
             priors.extend_from_slice(self.priors_of(old));
             node.priors_at = at;
-            node.first_child = NONE;
-            node.next_sibling = NONE;
+            let e_at = edges.len() as u32;
+            edges.extend(self.edges_of(old).iter().map(|e| Edge {
+                child: map[e.child as usize],
+                ..*e
+            }));
+            node.edges_at = e_at;
+            node.edges_cap = node.edges_len;
             node.virtual_losses = 0;
             if node.state == State::InFlight {
                 node.state = State::Fresh;
             }
-            let idx = nodes.len() as u32;
-            if let Some(l) = self.center_liberties.remove(&old) {
-                center_liberties.insert(idx, l);
+            if node.bias != NONE {
+                node.bias = bias_map[node.bias as usize];
             }
-            if parent != NONE {
-                let p: &mut Node = &mut nodes[parent as usize];
-                node.next_sibling = p.first_child;
-                p.first_child = idx;
+            if new != 0 && node.hash != 0 {
+                table.insert(node.hash, new as u32);
+            }
+            if let Some(l) = self.center_liberties.remove(&old) {
+                center_liberties.insert(new as u32, l);
             }
             nodes.push(node);
-            // Push children oldest first so that, re-linked newest first, the order is kept.
-            let kids: Vec<u32> = self.children(old).collect();
-            for &c in kids.iter() {
-                stack.push((c, idx));
-            }
         }
         self.nodes = nodes;
+        self.edges = edges;
         self.priors = priors;
+        self.table = table;
+        self.bias = bias;
+        self.bias_index = bias_index;
         self.center_liberties = center_liberties;
-        self.nodes[0].prior = 1.0;
+    }
+
+    /// Nodes reachable from the root in post-order (children before parents), each once.
+    pub fn post_order(&self) -> Vec<u32> {
+        let mut out = Vec::with_capacity(self.nodes.len());
+        let mut seen = vec![false; self.nodes.len()];
+        // (node, next edge to look at)
+        let mut stack = vec![(0u32, 0usize)];
+        seen[0] = true;
+        while let Some(&mut (n, ref mut k)) = stack.last_mut() {
+            let edges = self.edges_of(n);
+            if *k < edges.len() {
+                let c = edges[*k].child;
+                *k += 1;
+                if !seen[c as usize] {
+                    seen[c as usize] = true;
+                    stack.push((c, 0));
+                }
+            } else {
+                out.push(n);
+                stack.pop();
+            }
+        }
+        out
     }
 
     /// Bytes the arrays hold (for memory reports).
     pub fn heap_bytes(&self) -> usize {
         self.nodes.capacity() * std::mem::size_of::<Node>()
+            + self.edges.capacity() * std::mem::size_of::<Edge>()
             + self.priors.capacity() * std::mem::size_of::<Prior>()
+            + self.table.capacity() * (std::mem::size_of::<(u128, u32)>() + 1)
+    }
+
+    /// Nodes shared through the graph table (for tests and reports).
+    pub fn shared_nodes(&self) -> usize {
+        self.table.len()
     }
 }
 
 impl Default for Tree {
     fn default() -> Self {
         Tree::new()
-    }
-}
-
-/// Iterator over a node's children.
-pub struct Children<'a> {
-    tree: &'a Tree,
-    at: u32,
-}
-
-impl Iterator for Children<'_> {
-    type Item = u32;
-
-    fn next(&mut self) -> Option<u32> {
-        if self.at == NONE {
-            return None;
-        }
-        let c = self.at;
-        self.at = self.tree.nodes[c as usize].next_sibling;
-        Some(c)
     }
 }
 
@@ -647,12 +590,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_anti_mirror_hint_costs_a_node_no_bytes() {
-        // 7 sums of 8 bytes, then 38 bytes of fields: the hint fills the padding to 96.
-        assert_eq!(std::mem::size_of::<Node>(), 96);
-    }
-
-    #[test]
     fn priors_round_to_three_digits() {
         for &p in &[1.0f32, 0.5, 0.123_456, 1e-3, 3.3e-5, 0.0] {
             let q = Prior::new(7, p).p();
@@ -660,104 +597,83 @@ mod tests {
         }
     }
 
-    fn sample(u: f64) -> Sample {
-        Sample {
-            utility: u,
-            winloss: u,
-            ..Sample::default()
-        }
-    }
-
-    fn expanded_root(priors: &[(u16, f32)]) -> Tree {
+    #[test]
+    fn a_shared_position_is_one_node_with_an_edge_from_each_parent() {
         let mut t = Tree::new();
-        let ps: Vec<Prior> = priors.iter().map(|&(m, p)| Prior::new(m, p)).collect();
-        t.expand(0, Player::Black, 0.0, &ps);
-        t.backup(&[0], &sample(0.0));
-        t
+        let (a, found) = t.node_for(Some(11), Player::White);
+        assert!(!found);
+        let (b, _) = t.node_for(Some(12), Player::White);
+        t.add_edge(0, 1, 0.5, a);
+        t.add_edge(0, 2, 0.5, b);
+        let (c1, _) = t.node_for(Some(99), Player::Black);
+        let (c2, found) = t.node_for(Some(99), Player::Black);
+        assert!(found);
+        assert_eq!(c1, c2);
+        t.add_edge(a, 3, 1.0, c1);
+        t.add_edge(b, 4, 1.0, c2);
+        assert_eq!(t.shared_nodes(), 3);
+        // The same hash with the other player to move is another node.
+        let (d, found) = t.node_for(Some(99), Player::White);
+        assert!(!found);
+        assert_ne!(d, c1);
+        // Post-order lists the shared node once, before both parents.
+        let order = t.post_order();
+        assert_eq!(order.iter().filter(|&&n| n == c1).count(), 1);
+        let pos = |n| order.iter().position(|&m| m == n).unwrap();
+        assert!(pos(c1) < pos(a) && pos(c1) < pos(b) && pos(0) == order.len() - 1);
     }
 
     #[test]
-    fn first_descent_takes_the_highest_prior_and_virtual_loss_spreads_threads() {
-        let mut t = expanded_root(&[(0, 0.2), (1, 0.7), (2, 0.1)]);
-        let params = SearchParams::default();
-        let mut rng = fastrand::Rng::with_seed(1);
-        let mut path = Vec::new();
-        let mut s = Scratch::default();
-        assert_eq!(
-            t.descend(&params, None, 0.0, &mut rng, &mut path, &mut s),
-            Leaf::Evaluate
-        );
-        let first = path[1];
-        assert_eq!(t.nodes[first as usize].mv, 1);
-        // A second thread, while the first is in flight, goes elsewhere.
-        let mut path2 = Vec::new();
-        let second = t.descend(&params, None, 0.0, &mut rng, &mut path2, &mut s);
-        assert_eq!(second, Leaf::Evaluate);
-        assert_ne!(path2[1], first);
-        t.abandon(&path2, true);
-        t.backup(&path, &sample(-0.5));
-        assert_eq!(t.root().visits, 2);
-        assert_eq!(t.nodes[first as usize].virtual_losses, 0);
-    }
-
-    #[test]
-    fn a_losing_move_for_black_loses_visits_to_a_winning_one() {
-        // Utility is White's: for Black, -0.9 is excellent and +0.9 terrible.
-        let mut t = expanded_root(&[(0, 0.5), (1, 0.5)]);
-        let params = SearchParams::default();
-        let mut rng = fastrand::Rng::with_seed(1);
-        let mut s = Scratch::default();
-        let mut path = Vec::new();
-        for _ in 0..200 {
-            match t.descend(&params, None, 0.0, &mut rng, &mut path, &mut s) {
-                Leaf::Evaluate => {
-                    let leaf = *path.last().unwrap();
-                    let u = if t.nodes[path[1] as usize].mv == 0 {
-                        0.9
-                    } else {
-                        -0.9
-                    };
-                    t.expand(leaf, Player::White, u, &[Prior::new(0, 1.0)]);
-                    t.backup(&path, &sample(u));
-                }
-                other => panic!("unexpected {other:?}"),
-            }
+    fn edges_grow_in_place_order_and_survive_rerooting() {
+        let mut t = Tree::new();
+        let (a, _) = t.node_for(Some(1), Player::White);
+        t.add_edge(0, 5, 0.9, a);
+        let mut kids = Vec::new();
+        for mv in 0..9u16 {
+            let (c, _) = t.node_for(Some(100 + u128::from(mv)), Player::Black);
+            t.add_edge(a, mv, 0.1, c);
+            kids.push(c);
         }
-        let good = t.child_by_move(0, 1).unwrap();
-        let bad = t.child_by_move(0, 0).unwrap();
-        assert!(t.nodes[good as usize].visits > 10 * t.nodes[bad as usize].visits);
+        // One grandchild reached from two children.
+        let (g, _) = t.node_for(Some(500), Player::White);
+        t.add_edge(kids[0], 40, 1.0, g);
+        t.add_edge(kids[1], 41, 1.0, g);
+        t.edge_mut(a, 3).visits = 7;
+        let e: Vec<u16> = t.edges_of(a).iter().map(|e| e.mv).collect();
+        assert_eq!(e, (0..9).collect::<Vec<_>>());
+        t.reroot(a, 0.8);
+        assert_eq!(t.nodes.len(), 11);
+        assert_eq!(t.edges_of(0).len(), 9);
+        assert_eq!(t.edge(0, 3).visits, 7);
+        let g1 = t.edges_of(t.edge(0, 0).child)[0].child;
+        let g2 = t.edges_of(t.edge(0, 1).child)[0].child;
+        assert_eq!(g1, g2, "the shared grandchild stays shared");
+        // The table knows the kept nodes under their new indices, not the dropped ones.
+        assert_eq!(t.node_for(Some(500), Player::White), (g1, true));
+        assert!(!t.node_for(Some(1), Player::White).1);
     }
 
     #[test]
-    fn reroot_keeps_the_subtree_and_its_statistics() {
-        let mut t = expanded_root(&[(0, 0.6), (1, 0.4)]);
-        let params = SearchParams::default();
-        let mut rng = fastrand::Rng::with_seed(3);
-        let mut s = Scratch::default();
-        let mut path = Vec::new();
-        for _ in 0..50 {
-            if t.descend(&params, None, 0.0, &mut rng, &mut path, &mut s) == Leaf::Evaluate {
-                let leaf = *path.last().unwrap();
-                let np = t.nodes[path[path.len() - 2] as usize].next_player.opp();
-                t.expand(leaf, np, 0.1, &[Prior::new(0, 0.5), Prior::new(1, 0.5)]);
-                t.backup(&path, &sample(0.1));
-            }
+    fn dropped_nodes_give_back_part_of_their_bias() {
+        let mut t = Tree::new();
+        let (a, _) = t.node_for(Some(1), Player::White);
+        let (b, _) = t.node_for(Some(2), Player::White);
+        t.add_edge(0, 1, 0.5, a);
+        t.add_edge(0, 2, 0.5, b);
+        let ea = t.bias_entry(77);
+        let eb = t.bias_entry(77);
+        assert_eq!(ea, eb);
+        t.nodes[a as usize].bias = ea;
+        t.nodes[b as usize].bias = eb;
+        for n in [a, b] {
+            t.nodes[n as usize].bias_delta = 1.0;
+            t.nodes[n as usize].bias_weight = 2.0;
         }
-        let c = t.child_by_move(0, 0).unwrap();
-        let visits = t.nodes[c as usize].visits;
-        let count_below = |t: &Tree, n: u32| {
-            let mut stack = vec![n];
-            let mut k = 0;
-            while let Some(x) = stack.pop() {
-                k += 1;
-                stack.extend(t.children(x));
-            }
-            k
-        };
-        let size = count_below(&t, c);
-        t.reroot(c);
-        assert_eq!(t.root().visits, visits);
-        assert_eq!(t.nodes.len(), size);
-        assert_eq!(count_below(&t, 0), size);
+        t.bias_mut(ea).delta_sum = 2.0;
+        t.bias_mut(ea).weight_sum = 4.0;
+        t.reroot(a, 0.8);
+        let e = t.bias(t.root().bias);
+        assert!((e.delta_sum - 1.2).abs() < 1e-12 && (e.weight_sum - 2.4).abs() < 1e-12);
+        assert_eq!(e.users, 1);
     }
 }

@@ -77,6 +77,36 @@ impl UtilityFn {
         winloss * self.win_loss + no_result * self.no_result + self.score_utility(score, score_sq)
     }
 
+    /// Utility of a node's own evaluation.
+    pub fn of_eval(&self, e: &crate::tree::Eval) -> f64 {
+        self.utility(
+            f64::from(e.winloss),
+            f64::from(e.no_result),
+            f64::from(e.score),
+            f64::from(e.score_sq),
+        )
+    }
+
+    /// How much the score utility changes when the whole score distribution moves by
+    /// `delta` points for White (its spread kept).
+    pub fn score_utility_shift(&self, score: f64, score_sq: f64, delta: f64) -> f64 {
+        let var = (score_sq - score * score).max(0.0);
+        let moved = score + delta;
+        self.score_utility(moved, var + moved * moved) - self.score_utility(score, score_sq)
+    }
+
+    /// The slope of the score utility at a sure score of `score` (the spread ignored):
+    /// how much a point is worth there.
+    pub fn score_utility_slope(&self, score: f64) -> f64 {
+        let slope = |center: f64, scale: f64| {
+            let k = scale * self.sqrt_area;
+            let x = (score - center) / k;
+            (2.0 / std::f64::consts::PI) / (k * (1.0 + x * x))
+        };
+        slope(0.0, 2.0) * self.static_factor
+            + slope(self.center, self.dynamic_scale) * self.dynamic_factor
+    }
+
     /// A sample from a network's (or a finished game's) values.
     pub fn sample(
         &self,

@@ -360,3 +360,38 @@ fn forced_playouts_are_pruned_from_the_policy_target() {
     }
     assert!(pruned > 0, "no forced playout was taken back");
 }
+
+#[test]
+fn transpositions_share_nodes_and_save_evaluations() {
+    let run = |graph: bool| {
+        let params = SearchParams {
+            use_graph_search: graph,
+            ..SearchParams::default()
+        };
+        let mut s = Search::new(Arc::new(UniformEvaluator) as Arc<dyn Evaluator>, params);
+        // A small board, where a uniform policy meets transpositions within a few plies.
+        s.set_position(&Game::new(BoardSize::square(5).unwrap(), Rules::chinese()));
+        let stats = s.run(Limits::visits(3000)).unwrap();
+        let a = s.analysis(&SnapshotOptions::default()).unwrap();
+        // The root's visits are its own and its edges', whatever lies below them.
+        let edges: u64 = a.moves.iter().map(|m| m.edge_visits).sum();
+        assert_eq!(a.root.visits, edges + 1);
+        assert!(a.moves.iter().all(|m| m.visits >= m.edge_visits));
+        stats
+    };
+    let tree = run(false);
+    let graph = run(true);
+    assert_eq!((tree.root_visits, graph.root_visits), (3000, 3000));
+    // Without sharing, every playout but those ending in a finished game evaluates a node.
+    assert!(
+        tree.evaluations as f64 > 0.9 * tree.playouts as f64,
+        "{tree:?}"
+    );
+    // With it, move orders that meet (two moves by each side in either order) are searched
+    // once: fewer evaluations and fewer nodes for the same visits.
+    assert!(
+        (graph.evaluations as f64) < 0.95 * tree.evaluations as f64,
+        "{graph:?} vs {tree:?}"
+    );
+    assert!(graph.nodes < tree.nodes);
+}

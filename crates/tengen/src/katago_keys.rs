@@ -204,19 +204,10 @@ static KATAGO_ONLY: &[&str] = &[
     "ignorePreRootHistory",
     "nodeTableShardsPowerOfTwo",
     "preventCleanupPhase",
-    "rootEndingBonusPoints",
     "rootPruneUselessMoves",
     "rootSymmetryPruning",
     "searchRandSeed",
-    "subtreeValueBiasFactor",
-    "subtreeValueBiasWeightExponent",
-    "uncertaintyCoeff",
-    "uncertaintyExponent",
     "useEvalCache",
-    "useGraphSearch",
-    "useNoisePruning",
-    "useUncertainty",
-    "valueWeightExponent",
 ];
 
 /// Key prefixes of KataGo's sample-avoidance and automatic-repetition options.
