@@ -340,6 +340,12 @@ pub static TABLE: &[Param] = &[
         },
     },
     Param {
+        name: "enableMorePassingHacks",
+        field: Field::Flag {
+            at: |p| &mut p.enable_more_passing_hacks,
+        },
+    },
+    Param {
         name: "rootEndingBonusPoints",
         field: Field::Real {
             lo: -1.0,

@@ -29,6 +29,21 @@ pub struct Step {
     pub node: u32,
     /// The slot of the edge taken.
     pub slot: u16,
+    /// A visit that must not count for this node or above it (KataGo's weightless
+    /// visits, see `Tree::passing_hack`): the edge gains nothing and the backup stops
+    /// below it.
+    pub weightless: bool,
+}
+
+impl Step {
+    /// An ordinary step.
+    pub fn new(node: u32, slot: u16) -> Step {
+        Step {
+            node,
+            slot,
+            weightless: false,
+        }
+    }
 }
 
 /// One child's figures while its parent is recomputed.
@@ -273,9 +288,13 @@ impl Tree {
 
     /// Backs a finished playout up `path` (root first, each step's edge leading to the next
     /// step's node or to the leaf): each edge gains a visit and each node is recomputed,
-    /// bottom up; the virtual losses the descent added go.
+    /// bottom up, as far as the first weightless step; the virtual losses the descent
+    /// added go.
     pub fn backup(&mut self, path: &[Step], ctx: &BackupCtx<'_>, scratch: &mut BackupScratch) {
         for step in path.iter().rev() {
+            if step.weightless {
+                break;
+            }
             self.edge_mut(step.node, step.slot).visits += 1;
             self.recompute(step.node, 1, ctx, scratch);
         }
@@ -448,8 +467,8 @@ mod tests {
         let a = leaf(&mut t, 0, 0, 0.6, &c);
         let b = leaf(&mut t, 0, 1, -0.3, &c);
         let mut s = BackupScratch::default();
-        t.backup(&[Step { node: 0, slot: 0 }], &c, &mut s);
-        t.backup(&[Step { node: 0, slot: 1 }], &c, &mut s);
+        t.backup(&[Step::new(0, 0)], &c, &mut s);
+        t.backup(&[Step::new(0, 1)], &c, &mut s);
         // A shared child: b also reached by a second visit through its own edge.
         t.nodes[b as usize].stats.visits = 3;
         t.nodes[b as usize].stats.weight_sum = 3.0;
@@ -535,7 +554,7 @@ mod tests {
         leaf(&mut t, n, 0, 0.5, &c);
         let mut s = BackupScratch::default();
         t.backup(
-            &[Step { node: 0, slot: 0 }, Step { node: n, slot: 0 }],
+            &[Step::new(0, 0), Step::new(n, 0)],
             &c,
             &mut s,
         );

@@ -131,6 +131,10 @@ pub struct SearchParams {
     pub uncertainty_exponent: f64,
     /// Most an evaluation can weigh (`uncertaintyMaxWeight`).
     pub uncertainty_max_weight: f64,
+    /// Where a pass would end the phase, make sure both a pass and another move are tried,
+    /// with visits that count for neither the parent nor the limits
+    /// (`enableMorePassingHacks`).
+    pub enable_more_passing_hacks: bool,
     /// Points that discourage pointless moves in settled areas and, with a button, passing,
     /// at the root (`rootEndingBonusPoints`).
     pub root_ending_bonus_points: f64,
@@ -201,6 +205,7 @@ impl Default for SearchParams {
             uncertainty_exponent: 1.0,
             uncertainty_max_weight: 8.0,
             root_ending_bonus_points: 0.5,
+            enable_more_passing_hacks: true,
             max_nodes: 4_000_000,
         }
     }

@@ -857,10 +857,11 @@ impl Run {
 /// How a descent ended.
 enum Descent {
     /// At a fresh node, now claimed: evaluate it (the thread's game is at its position).
-    Evaluate(u32),
+    /// The flag says whether the playout counts (is not weightless).
+    Evaluate(u32, bool),
     /// The playout is complete and backed up (a finished game, a transposition whose
-    /// edge caught up with its node, or a cycle).
-    Done,
+    /// edge caught up with its node, or a cycle); whether it counts.
+    Done(bool),
     /// Another thread is evaluating the node reached; try again.
     Collision,
 }
@@ -886,10 +887,21 @@ fn descend(
     let tree = &mut inner.tree;
     let mut n = 0u32;
     let mut last_move = None;
+    let pass = size.area() as u16;
+    let hacks = run.params.enable_more_passing_hacks && run.filter.is_empty();
+    let mut counted = true;
     loop {
-        let pick = tree
+        let mut pick = tree
             .select(n, last_move, &sel, rng, select)
             .ok_or_else(|| SearchError::Internal("a node has no move".into()))?;
+        let mut weightless = false;
+        if hacks && game.pass_would_end_phase() {
+            if let Some(forced) = tree.passing_hack(n, pick, pass) {
+                pick = forced;
+                weightless = true;
+                counted = false;
+            }
+        }
         let (slot, child, mv) = match pick {
             Pick::Edge(slot) => {
                 let e = *tree.edge(n, slot);
@@ -930,12 +942,16 @@ fn descend(
             }
         };
         tree.nodes[child as usize].virtual_losses += 1;
-        path.push(Step { node: n, slot });
+        path.push(Step {
+            node: n,
+            slot,
+            weightless,
+        });
         // A path back into itself (only possible through a hash that keeps no history):
         // count the edge and end the playout, as KataGo does.
         if child == 0 || path.iter().any(|s| s.node == child) {
             tree.backup(path, &ctx, backup);
-            return Ok(Descent::Done);
+            return Ok(Descent::Done(counted));
         }
         let node = &tree.nodes[child as usize];
         let caught_up = tree.edge(n, slot).visits >= node.stats.visits;
@@ -944,22 +960,22 @@ fn descend(
             // one of its visits without a new evaluation.
             State::Expanded | State::Terminal if !caught_up => {
                 tree.backup(path, &ctx, backup);
-                return Ok(Descent::Done);
+                return Ok(Descent::Done(counted));
             }
             State::Terminal => {
                 tree.add_leaf_value(child, true, &ctx);
                 tree.backup(path, &ctx, backup);
-                return Ok(Descent::Done);
+                return Ok(Descent::Done(counted));
             }
             State::Fresh if game.is_over() => {
                 tree.set_terminal(child, terminal_eval(run, game));
                 tree.add_leaf_value(child, true, &ctx);
                 tree.backup(path, &ctx, backup);
-                return Ok(Descent::Done);
+                return Ok(Descent::Done(counted));
             }
             State::Fresh => {
                 tree.nodes[child as usize].state = State::InFlight;
-                return Ok(Descent::Evaluate(child));
+                return Ok(Descent::Evaluate(child, counted));
             }
             State::InFlight => {
                 tree.remove_virtual_losses(path);
@@ -1014,19 +1030,20 @@ fn worker(shared: &Shared, run: &Run, seed: u64) {
                 &mut backup,
             );
             match &d {
-                Ok(Descent::Done) => {
+                Ok(Descent::Done(true)) => {
                     inner.started += 1;
                     inner.completed += 1;
                 }
-                Ok(Descent::Evaluate(_)) => inner.started += 1,
+                Ok(Descent::Evaluate(_, true)) => inner.started += 1,
+                Ok(Descent::Done(false) | Descent::Evaluate(_, false)) => {}
                 Ok(Descent::Collision) => inner.collisions += 1,
                 Err(_) => inner.tree.remove_virtual_losses(&path),
             }
             d
         };
-        let leaf = match descent {
-            Ok(Descent::Evaluate(leaf)) => leaf,
-            Ok(Descent::Done) => continue,
+        let (leaf, counted) = match descent {
+            Ok(Descent::Evaluate(leaf, counted)) => (leaf, counted),
+            Ok(Descent::Done(_)) => continue,
             Ok(Descent::Collision) => {
                 std::thread::sleep(Duration::from_micros(50));
                 continue;
@@ -1051,7 +1068,7 @@ fn worker(shared: &Shared, run: &Run, seed: u64) {
         {
             Ok(o) => inputs.adjust(&game, o),
             Err(e) => {
-                fail(shared, Some(leaf), &path, e.into());
+                fail(shared, Some((leaf, counted)), &path, e.into());
                 break;
             }
         };
@@ -1072,7 +1089,7 @@ fn worker(shared: &Shared, run: &Run, seed: u64) {
         }
         tree.add_leaf_value(leaf, false, &ctx);
         tree.backup(&path, &ctx, &mut backup);
-        inner.completed += 1;
+        inner.completed += u64::from(counted);
         if let Some(own) = out.white_ownership.as_deref().filter(|_| params.ownership) {
             let first = inner.tree.edge(0, path[0].slot).mv;
             inner.add_ownership(first, own);
@@ -1096,16 +1113,16 @@ impl Inner {
 
 /// Stops the run on an error: the descent's virtual losses (and its claim on `leaf`, if
 /// it had one) are taken back first.
-fn fail(shared: &Shared, leaf: Option<u32>, path: &[Step], e: SearchError) {
+fn fail(shared: &Shared, leaf: Option<(u32, bool)>, path: &[Step], e: SearchError) {
     log::error!("search stopped: {e}");
     let mut inner = lock(&shared.inner);
-    if let Some(l) = leaf {
+    if let Some((l, counted)) = leaf {
         inner.tree.remove_virtual_losses(path);
         let node = &mut inner.tree.nodes[l as usize];
         if node.state == State::InFlight {
             node.state = State::Fresh;
         }
-        inner.started = inner.started.saturating_sub(1);
+        inner.started = inner.started.saturating_sub(u64::from(counted));
     }
     inner.error.get_or_insert(e);
     shared.stop.store(true, Ordering::SeqCst);

@@ -256,10 +256,7 @@ impl Tree {
                     choice = Some(Pick::New(p));
                 }
             }
-        } else if node.edges_len < node.priors_len {
-            // Below the root, edges are made in prior order: the next prior is the best
-            // move not tried yet.
-            let p = self.priors_of(n)[usize::from(node.edges_len)];
+        } else if let Some(p) = self.next_untried(n) {
             let mut u = fpu;
             if let Some((m, at)) = &mirror_at {
                 u = m.adjust(hint, at, p.mv, u, 0.0);
@@ -270,6 +267,63 @@ impl Tree {
             }
         }
         choice
+    }
+
+    /// Below the root, the best move without an edge. Edges are made in prior order, so
+    /// it is the prior after the last edge's, except that a pass forced out of order by
+    /// [`Tree::passing_hack`] may stand among them: then it is one earlier.
+    fn next_untried(&self, n: u32) -> Option<Prior> {
+        let priors = self.priors_of(n);
+        let len = usize::from(self.nodes[n as usize].edges_len);
+        if let Some(k) = len.checked_sub(1) {
+            if let Some(p) = priors.get(k) {
+                if self.edges_of(n).iter().all(|e| e.mv != p.mv) {
+                    return Some(*p);
+                }
+            }
+        }
+        priors.get(len).copied()
+    }
+
+    /// KataGo's extra passing hack, for a node where a pass would end the phase and whose
+    /// edges have at least two visits: when no pass was tried and `pick` is another move,
+    /// a pass instead; when only a pass was tried and `pick` is the pass, the best other
+    /// move not yet tried. The caller makes such a visit weightless. `pass` is the pass's
+    /// policy index.
+    pub fn passing_hack(&self, n: u32, pick: Pick, pass: u16) -> Option<Pick> {
+        let edges = self.edges_of(n);
+        if edges.iter().map(|e| u64::from(e.visits)).sum::<u64>() < 2 {
+            return None;
+        }
+        let has_pass = edges.iter().any(|e| e.mv == pass);
+        let has_other = edges.iter().any(|e| e.mv != pass);
+        let picked = match pick {
+            Pick::Edge(slot) => edges[usize::from(slot)].mv,
+            Pick::New(p) => p.mv,
+        };
+        if !has_pass && picked != pass {
+            let prior = self
+                .priors_of(n)
+                .iter()
+                .find(|p| p.mv == pass)
+                .map_or(0.0, |p| p.p());
+            return Some(Pick::New(Prior::new(pass, prior)));
+        }
+        if !has_other && picked == pass {
+            let best = if n == 0 {
+                self.priors_of(0)
+                    .iter()
+                    .filter(|p| p.mv != pass && edges.iter().all(|e| e.mv != p.mv))
+                    .max_by(|a, b| a.p().total_cmp(&b.p()))
+                    .copied()
+            } else {
+                // Only the pass has an edge, in its place in prior order, so the next
+                // untried move is not the pass.
+                self.next_untried(n).filter(|p| p.mv != pass)
+            };
+            return best.map(Pick::New);
+        }
+        None
     }
 
     /// The root's PUCT exploration scale as selection computes it now.
@@ -349,5 +403,57 @@ mod tests {
             t.select(0, None, &ctx(&params, &u), &mut rng, &mut s),
             Some(Pick::Edge(0))
         );
+    }
+
+    #[test]
+    fn the_passing_hack_tries_a_pass_and_then_keeps_prior_order() {
+        // Below the root: priors in order 3, 7, 9, pass (index 81).
+        let mut t = Tree::new();
+        let (n, _) = t.node_for(Some(5), Player::White);
+        t.add_edge(0, 1, 1.0, n);
+        let ps = [
+            Prior::new(3, 0.5),
+            Prior::new(7, 0.3),
+            Prior::new(9, 0.15),
+            Prior::new(81, 0.05),
+        ];
+        t.expand(n, Player::White, Eval::default(), &ps);
+        let (a, _) = t.node_for(Some(6), Player::Black);
+        t.add_edge(n, 3, 0.5, a);
+        // Too few visits yet: nothing is forced.
+        assert_eq!(t.passing_hack(n, Pick::Edge(0), 81), None);
+        t.edge_mut(n, 0).visits = 2;
+        let forced = t.passing_hack(n, Pick::Edge(0), 81);
+        assert!(
+            matches!(forced, Some(Pick::New(p)) if p.mv == 81),
+            "{forced:?}"
+        );
+        // The pass joins out of prior order; the next untried move is still 7, then 9.
+        let (b, _) = t.node_for(Some(7), Player::Black);
+        t.add_edge(n, 81, 0.05, b);
+        assert_eq!(t.next_untried(n).map(|p| p.mv), Some(7));
+        let (c, _) = t.node_for(Some(8), Player::Black);
+        t.add_edge(n, 7, 0.3, c);
+        assert_eq!(t.next_untried(n).map(|p| p.mv), Some(9));
+        let (d, _) = t.node_for(Some(9), Player::Black);
+        t.add_edge(n, 9, 0.15, d);
+        assert_eq!(t.next_untried(n), None);
+        // With a pass already tried, nothing more is forced.
+        assert_eq!(t.passing_hack(n, Pick::Edge(0), 81), None);
+    }
+
+    #[test]
+    fn the_passing_hack_tries_another_move_when_only_the_pass_was_tried() {
+        let mut t = root_with(&[(81, 0.6), (3, 0.3), (7, 0.1)]);
+        let (a, _) = t.node_for(Some(6), Player::White);
+        t.add_edge(0, 81, 0.6, a);
+        t.edge_mut(0, 0).visits = 3;
+        let forced = t.passing_hack(0, Pick::Edge(0), 81);
+        assert!(
+            matches!(forced, Some(Pick::New(p)) if p.mv == 3),
+            "{forced:?}"
+        );
+        // A pick of another move already has one: nothing to force.
+        assert_eq!(t.passing_hack(0, Pick::New(Prior::new(7, 0.1)), 81), None);
     }
 }
