@@ -553,11 +553,7 @@ mod tests {
         t.nodes[n as usize].bias = entry;
         leaf(&mut t, n, 0, 0.5, &c);
         let mut s = BackupScratch::default();
-        t.backup(
-            &[Step::new(0, 0), Step::new(n, 0)],
-            &c,
-            &mut s,
-        );
+        t.backup(&[Step::new(0, 0), Step::new(n, 0)], &c, &mut s);
         let e = *t.bias(entry);
         assert!((e.delta_sum / e.weight_sum - 0.5).abs() < 1e-9);
         // A new node sharing the entry starts from the corrected value.

@@ -154,7 +154,10 @@ pub fn run(a: MatchArgs) -> Result<()> {
     let (mut a_wins, mut b_wins, mut draws) = (0usize, 0usize, 0usize);
     // [side][crashed, hung, illegal]
     let mut faults = [[0usize; 3]; 2];
+    let mut thinking = [engine::Thinking::default(); 2];
     for (_, p) in &results {
+        thinking[0].add(p.thinking[0]);
+        thinking[1].add(p.thinking[1]);
         if let Some((side, how)) = p.forfeit {
             faults[side as usize][how as usize] += 1;
         }
@@ -180,6 +183,14 @@ pub fn run(a: MatchArgs) -> Result<()> {
     println!(
         "faults: A crashed {}, hung {}, illegal {}; B crashed {}, hung {}, illegal {}",
         fa[0], fa[1], fa[2], fb[0], fb[1], fb[2]
+    );
+    let per_move = |t: engine::Thinking| t.time.as_secs_f64() / f64::from(t.moves.max(1));
+    println!(
+        "time a move: A {:.3} s over {} moves, B {:.3} s over {} moves",
+        per_move(thinking[0]),
+        thinking[0].moves,
+        per_move(thinking[1]),
+        thinking[1].moves
     );
     if n > 0 {
         let (p, lo, hi) = win_rate(a_wins as f64 + 0.5 * draws as f64, n as f64);

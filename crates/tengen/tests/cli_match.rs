@@ -45,17 +45,34 @@ fn a_short_match_is_played_recorded_and_counted() {
         text.contains("A win rate") && text.contains("95% CI") && text.contains("Elo"),
         "{text}"
     );
+    // Each side's thinking time is counted over all its moves.
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("time a move: A "))
+        .unwrap_or_else(|| panic!("no time line in {text}"));
+    let counts: Vec<u32> = line
+        .split(" over ")
+        .skip(1)
+        .map(|s| s.split(' ').next().unwrap().parse().unwrap())
+        .collect();
     let mut sgfs: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().path())
         .collect();
     sgfs.sort();
     assert_eq!(sgfs.len(), 4);
+    let mut turns = 0;
     for p in sgfs {
         let rec = tengen_rules::sgf::load(&std::fs::read_to_string(&p).unwrap()).unwrap();
         assert!(rec.game.is_over(), "{} has no result", p.display());
         assert!(!rec.game.turns().is_empty());
+        turns += rec.game.turns().len() as u32;
     }
+    // Every move in the records was asked for; a settled dispute's closing passes are
+    // asked for but taken back before play goes on, so the counts may exceed the records.
+    assert_eq!(counts.len(), 2, "{line}");
+    assert!(counts[0] > 0 && counts[1] > 0, "{line}");
+    assert!(counts[0] + counts[1] >= turns, "{line} vs {turns} turns");
 
     // A broken engine is an error for its games, not a crash.
     let out = Command::new(env!("CARGO_BIN_EXE_tengen"))

@@ -56,6 +56,26 @@ pub(super) struct Engine {
     move_timeout: Duration,
     /// Set once the engine crashed or was killed: every later command fails at once.
     dead: bool,
+    /// Time spent answering move requests, and how many: an equal-time match shows
+    /// whether both engines really used the same time.
+    pub(super) thinking: Thinking,
+}
+
+/// Time an engine spent on its moves.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Thinking {
+    /// Total time answering move requests.
+    pub(super) time: Duration,
+    /// Move requests answered.
+    pub(super) moves: u32,
+}
+
+impl Thinking {
+    /// Adds another record.
+    pub(super) fn add(&mut self, other: Thinking) {
+        self.time += other.time;
+        self.moves += other.moves;
+    }
 }
 
 impl Engine {
@@ -106,6 +126,7 @@ impl Engine {
             name: cmd.to_string(),
             move_timeout,
             dead: false,
+            thinking: Thinking::default(),
         };
         match e.send_within("name", move_timeout.max(STARTUP_TIMEOUT)) {
             Ok(n) if !n.is_empty() => e.name = n,

@@ -5,7 +5,7 @@
 use anyhow::{bail, Result};
 use tengen_rules::{BoardSize, Game, Loc, Move, Player, Rules, ScoringRule};
 
-use super::engine::{Engine, Fault};
+use super::engine::{Engine, Fault, Thinking};
 use super::opening;
 use super::{Forfeit, MatchArgs, Side};
 
@@ -16,6 +16,8 @@ pub(super) struct Played {
     /// The engine that lost by fault, and how.
     pub(super) forfeit: Option<(Side, Forfeit)>,
     pub(super) game: Game,
+    /// Each side's time on its moves, by [`Side`].
+    pub(super) thinking: [Thinking; 2],
 }
 
 /// Where a stretch of play left the game.
@@ -104,11 +106,15 @@ pub(super) fn play_one(a: &MatchArgs, index: usize, rules: Rules) -> Result<Play
         Stop::Decided(f) => f,
         Stop::OnBoard => None,
     };
+    let mut thinking = [Thinking::default(); 2];
+    thinking[seats.side_of(Player::Black) as usize] = seats.black.thinking;
+    thinking[seats.side_of(Player::White) as usize] = seats.white.thinking;
     Ok(Played {
         a_black,
         winner,
         forfeit,
         game,
+        thinking,
     })
 }
 
@@ -131,7 +137,13 @@ fn play_moves(
         let side = seats.side_of(pla);
         let (mover, other) = seats.of(pla);
         let cmd = command[pla.index()];
-        let reply = match mover.send(&format!("{cmd} {}", pla.letter())) {
+        let asked = std::time::Instant::now();
+        let sent = mover.send(&format!("{cmd} {}", pla.letter()));
+        mover.thinking.add(Thinking {
+            time: asked.elapsed(),
+            moves: 1,
+        });
+        let reply = match sent {
             Ok(reply) => reply,
             Err(f) => {
                 log::warn!(
