@@ -24,7 +24,10 @@
 #   --transformer-visits 16 on 2 positions, one round, on --transformer-boards 19
 #   --out DIR            where SGFs and logs go (default: a new directory under the cache)
 # Match options: --games 10 --board 9 --match-visits 200 --backend ort --opening-moves 4
-#   --opening-seed 1 (games 2k and 2k+1 share an opening with colours swapped)
+#   --opening-seed 1 (games 2k and 2k+1 share an opening with colours swapped);
+#   --match-time SECS plays at equal time instead (each engine searches SECS a move, no
+#   visit limit); --match-threads N (1) search threads for both; --tengen-args "..."
+#   appends flags to Tengen's command line (e.g. "--precision int8").
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -53,6 +56,9 @@ match_visits=200
 backend=ort
 opening_moves=4
 opening_seed=1
+match_time=""
+match_threads=1
+tengen_args=""
 
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -78,6 +84,9 @@ while [[ $# -gt 0 ]]; do
         --backend) backend="$2"; shift ;;
         --opening-moves) opening_moves="$2"; shift ;;
         --opening-seed) opening_seed="$2"; shift ;;
+        --match-time) match_time="$2"; shift ;;
+        --match-threads) match_threads="$2"; shift ;;
+        --tengen-args) tengen_args="$2"; shift ;;
         -h | --help) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         *) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
@@ -205,9 +214,17 @@ if [[ $mode == bench ]]; then
     echo "per-run figures: $out/results.tsv (network, board, threads, engine, visits/s, evals/s)"
     echo "load at the end $(cut -d' ' -f1-3 /proc/loadavg)"
 else
-    kcmd="$katago gtp -config $here/match.cfg -model $model -override-config maxVisits=$match_visits"
-    tcmd="$tengen gtp --config $here/match.cfg --model $model --backend $backend --visits $match_visits"
-    echo "equal visits ($match_visits), ${board}x$board, $games games, openings of $opening_moves random moves (seed $opening_seed), colours swapped in each pair"
+    if [[ -n "$match_time" ]]; then
+        # Equal time: a time limit a move and no visit limit on either side.
+        kcmd="$katago gtp -config $here/match.cfg -model $model -override-config maxTime=$match_time,maxVisits=1000000000,numSearchThreads=$match_threads"
+        tcmd="$tengen gtp --config $here/match.cfg --model $model --backend $backend --move-time $match_time --threads $match_threads $tengen_args"
+        what="equal time ($match_time s a move, $match_threads thread(s) each)"
+    else
+        kcmd="$katago gtp -config $here/match.cfg -model $model -override-config maxVisits=$match_visits,numSearchThreads=$match_threads"
+        tcmd="$tengen gtp --config $here/match.cfg --model $model --backend $backend --visits $match_visits --threads $match_threads $tengen_args"
+        what="equal visits ($match_visits)"
+    fi
+    echo "$what, ${board}x$board, $games games, openings of $opening_moves random moves (seed $opening_seed), colours swapped in each pair"
     run "$tengen" match --engine-a "$tcmd" --engine-b "$kcmd" --games "$games" --board "$board" \
         --opening-moves "$opening_moves" --opening-seed "$opening_seed" --sgf-dir "$out/games" \
         2> >(tee "$out/match.log" >&2) | tee "$out/result.txt"
