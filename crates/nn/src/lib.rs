@@ -15,3 +15,4 @@ pub mod features;
 pub mod model;
 pub mod onnx;
 pub mod postprocess;
+pub mod quant;
