@@ -18,7 +18,8 @@
 #                        Runtime; the dev profile leaves Tengen's own crates unoptimized)
 #   --katago PATH        the cached build (KATAGO_CACHE, default ~/.cache/tengen/katago)
 #   --model FILE         models/g170-b6c96.bin.gz
-#   --boards 9,19  --threads 1,2  --visits 800  --positions 6  --rounds 2  --backends tract,ort
+#   --boards 9,19  --threads 1,2  --visits 800  --positions 6  --rounds 2
+#   --backends tract,ort-fp32,ort-int8 (ort alone: its `auto` precision)
 #   --transformer FILE   also measure this net (default: b10c384h6nbttflrs.bin.gz under
 #                        $TENGEN_SHARED/models if present; `none` to skip), at
 #   --transformer-visits 16 on 2 positions, one round, on --transformer-boards 19
@@ -45,7 +46,7 @@ threads=1,2
 visits=800
 positions=6
 rounds=2
-backends=tract,ort
+backends=tract,ort-fp32,ort-int8
 transformer=""
 transformer_visits=16
 transformer_boards=19
@@ -106,7 +107,7 @@ if [[ -z "$transformer" && -f "$shared/models/b10c384h6nbttflrs.bin.gz" ]]; then
     transformer="$shared/models/b10c384h6nbttflrs.bin.gz"
 fi
 [[ "$transformer" == none ]] && transformer=""
-if [[ ",$backends,$backend," == *,ort,* && -z "${ORT_DYLIB_PATH:-}" ]]; then
+if [[ ",$backends,$backend," == *,ort* && -z "${ORT_DYLIB_PATH:-}" ]]; then
     ORT_DYLIB_PATH="$("$repo/crates/nn/scripts/fetch-onnxruntime.sh")" || {
         echo "ONNX Runtime is needed for the ort backend and could not be fetched" >&2
         exit 1
@@ -152,11 +153,14 @@ measure() {
         echo "katago benchmark failed on $size x $size, $t thread(s): see $log" >&2
     fi
     for b in ${backends//,/ }; do
+        # `ort-int8`, `ort-fp32`: ONNX Runtime at that precision.
+        local kind="${b%%-*}" precision=()
+        [[ "$b" == *-* ]] && precision=(--precision "${b#*-}")
         log="$out/tengen-$b-$(basename "$net" .bin.gz)-$size-t$t-r$round.log"
         if run "$tengen" bench search --model "$net" --board "$size" --visits "$v" --threads "$t" \
-            --backend "$b" --positions "$n" --sgf "$sgf" >"$log" 2>&1; then
+            --backend "$kind" "${precision[@]}" --positions "$n" --sgf "$sgf" >"$log" 2>&1; then
             # The table's row: backend, threads, visits/s, evals/s, ...
-            awk -v b="$b" -v t="$t" -v pre="$net $size $t tengen-$b" \
+            awk -v b="$kind" -v t="$t" -v pre="$net $size $t tengen-$b" \
                 '$1 == b && $2 == t { print pre, $3, $4 }' "$log" >>"$out/results.tsv"
         else
             echo "tengen bench search failed ($b, $size x $size, $t thread(s)): see $log" >&2

@@ -76,7 +76,7 @@ fn try_ort(
 ) -> Result<(Arc<dyn Backend>, Vec<String>, OrtArgs)> {
     use tengen_nn::backend::ort::{OrtBackend, OrtOptions};
     let backend = OrtBackend::new(
-        model,
+        &*crate::backend::for_precision(model, ort.precision())?,
         OrtOptions {
             intra_threads: threads,
             max_batch,

@@ -142,6 +142,8 @@ section! {
         device: i32 = 0,
         /// Let TensorRT run layers in FP16.
         fp16: bool = false,
+        /// Network precision on ONNX Runtime: `fp32`, or `int8` (calibrated at start-up).
+        precision: String = "fp32".into(),
         /// No move's search goes past this many visits, whatever a remote client sets
         /// (the tree's memory grows with visits: 100,000 hold it near 60 MB).
         max_visits: u64 = 100_000,
@@ -482,6 +484,12 @@ impl Config {
         if e.providers.is_empty() {
             bail!("engine.providers: name at least one provider (tensorrt, cuda or cpu)");
         }
+        if tengen_nn::quant::Precision::parse(&e.precision).is_none() {
+            bail!(
+                "engine.precision: {:?} is not a precision (fp32 or int8)",
+                e.precision
+            );
+        }
         in_range("engine.device", e.device, 0, 64)?;
         in_range("engine.threads", e.threads, 1, 256)?;
         in_range("engine.batch", e.batch, 1, 1024)?;
@@ -767,6 +775,7 @@ mod tests {
         assert!(err("[engine]\nthreads = 0\n").starts_with("engine.threads:"));
         assert!(err("[engine]\nbackend = \"gpu\"\n").starts_with("engine.backend:"));
         assert!(err("[engine]\nlevel = 11\n").starts_with("engine.level:"));
+        assert!(err("[engine]\nprecision = \"int4\"\n").starts_with("engine.precision:"));
         assert!(err("[engine]\nstrength = \"26k\"\n").starts_with("engine.strength:"));
         assert!(err("[serial]\nbaud = 1234\n").starts_with("serial.baud:"));
         assert!(err("[mqtt]\ndevice_id = \"a/b\"\n").starts_with("mqtt.device_id:"));

@@ -172,6 +172,7 @@ impl EngineSpec {
             e.device,
             e.fp16,
             Some(cache.join("tensorrt")),
+            tengen_nn::quant::Precision::parse(&e.precision).unwrap_or_default(),
         );
         let classic = e.mode.as_deref() == Some("classic");
         let model = ModelSource::choose(e.model.as_deref(), classic).context("engine.model")?;
