@@ -115,9 +115,11 @@ pub fn quantize(
             Some(d) => d.clone(),
             None => {
                 let range = ranges.get(&site.input)?;
-                let d = qdq_pair(&mut nodes, &mut added, &site.input, range);
-                dequantized.insert(site.input.clone(), d.clone());
-                d
+                let x = site.input.as_str();
+                let dq = format!("{x}#dq");
+                let scale = qdq(&mut nodes, &mut added, (x, x, &dq), range);
+                dequantized.insert(site.input.clone(), (dq.clone(), scale));
+                (dq, scale)
             }
         };
         let w_name = &node.input[1];
@@ -140,7 +142,8 @@ pub fn quantize(
             ..node
         });
         let range = ranges.get(&site.output)?;
-        requantize_into(&mut nodes, &mut added, &raw, &site.output, range);
+        let y = site.output.as_str();
+        qdq(&mut nodes, &mut added, (&raw, y, y), range);
     }
     graph.node = nodes;
     graph.initializer = inits.into_values().chain(added).collect();
@@ -164,49 +167,22 @@ fn uint8_grid((min, max): (f32, f32)) -> (f32, u8) {
     (scale, zero)
 }
 
-/// Appends `x -> QuantizeLinear -> DequantizeLinear` and returns the dequantized name and scale.
-fn qdq_pair(
+/// Appends `input -> QuantizeLinear -> DequantizeLinear -> out` on the uint8 grid of
+/// `range`, its constants named after `base`; returns the grid's scale.
+fn qdq(
     nodes: &mut Vec<NodeProto>,
     inits: &mut Vec<TensorProto>,
-    x: &str,
+    (input, base, out): (&str, &str, &str),
     range: (f32, f32),
-) -> (String, f32) {
+) -> f32 {
     let (scale, zero) = uint8_grid(range);
-    let s = push_init(
-        inits,
-        &format!("{x}#scale"),
-        &[],
-        FLOAT,
-        scale.to_le_bytes().to_vec(),
-    );
-    let z = push_init(inits, &format!("{x}#zero"), &[], UINT8, vec![zero]);
-    let q = format!("{x}#q");
-    let dq = format!("{x}#dq");
-    nodes.push(node("QuantizeLinear", &[x, &s, &z], &q, vec![]));
-    nodes.push(node("DequantizeLinear", &[&q, &s, &z], &dq, vec![]));
-    (dq, scale)
-}
-
-/// Appends `raw -> QuantizeLinear -> DequantizeLinear -> out`.
-fn requantize_into(
-    nodes: &mut Vec<NodeProto>,
-    inits: &mut Vec<TensorProto>,
-    raw: &str,
-    out: &str,
-    range: (f32, f32),
-) {
-    let (scale, zero) = uint8_grid(range);
-    let s = push_init(
-        inits,
-        &format!("{out}#scale"),
-        &[],
-        FLOAT,
-        scale.to_le_bytes().to_vec(),
-    );
-    let z = push_init(inits, &format!("{out}#zero"), &[], UINT8, vec![zero]);
-    let q = format!("{out}#q");
-    nodes.push(node("QuantizeLinear", &[raw, &s, &z], &q, vec![]));
+    let bytes = scale.to_le_bytes().to_vec();
+    let s = push_init(inits, &format!("{base}#scale"), &[], FLOAT, bytes);
+    let z = push_init(inits, &format!("{base}#zero"), &[], UINT8, vec![zero]);
+    let q = format!("{base}#q");
+    nodes.push(node("QuantizeLinear", &[input, &s, &z], &q, vec![]));
     nodes.push(node("DequantizeLinear", &[&q, &s, &z], out, vec![]));
+    scale
 }
 
 /// Per-output-channel symmetric int8 weights behind a `DequantizeLinear`; returns its
