@@ -11,7 +11,7 @@ use serde::Serialize;
 use tengen_nn::backend::Backend;
 use tengen_nn::onnx::load::LoadedModel;
 
-use crate::backend::{make_backend, BackendKind, OrtArgs};
+use crate::backend::{make_backend, BackendGraph, BackendKind, OrtArgs};
 
 /// Which backend runs the network, and what was passed over on the way.
 #[derive(Clone, Debug, Serialize)]
@@ -55,7 +55,8 @@ pub fn settle(
             }
         }
     }
-    let backend = make_backend(BackendKind::Tract, model, threads, max_batch, ort)?;
+    let graph = BackendGraph::new(BackendKind::Tract, model, ort)?;
+    let backend = make_backend(&graph, threads, max_batch, ort)?;
     let choice = Choice {
         backend: BackendKind::Tract,
         runs_on: backend.name().to_string(),
@@ -75,8 +76,9 @@ fn try_ort(
     ort: &OrtArgs,
 ) -> Result<(Arc<dyn Backend>, Vec<String>, OrtArgs)> {
     use tengen_nn::backend::ort::{OrtBackend, OrtOptions};
+    let graph = BackendGraph::new(BackendKind::Ort, model, ort)?;
     let backend = OrtBackend::new(
-        &*crate::backend::for_precision(model, ort.precision())?,
+        graph.model(),
         OrtOptions {
             intra_threads: threads,
             max_batch,

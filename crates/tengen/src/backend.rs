@@ -1,11 +1,12 @@
 //! The network backends the binary can run: which one (tract or ONNX Runtime), ONNX
 //! Runtime's provider chain, and the factory that builds one for a loaded model.
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::Arc;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use clap::Args;
 use serde::Serialize;
 use tengen_nn::backend::tract::{TractBackend, TractOptions};
@@ -68,13 +69,8 @@ pub struct OrtArgs {
     ort_trt_cache: Option<PathBuf>,
     /// Network precision on ONNX Runtime: `fp32`, or `int8` (a graph calibrated at start-up
     /// and quantized; fastest on CPUs with VNNI or ARM dot products).
-    #[arg(long, default_value = "fp32", value_parser = parse_precision)]
+    #[arg(long, default_value = "fp32", value_parser = str::parse::<Precision>)]
     precision: Precision,
-}
-
-fn parse_precision(s: &str) -> Result<Precision, String> {
-    Precision::parse(s)
-        .ok_or_else(|| format!("unknown precision {s:?} ({})", Precision::NAMES.join(", ")))
 }
 
 impl Default for OrtArgs {
@@ -105,11 +101,6 @@ impl OrtArgs {
             ort_trt_cache: trt_cache,
             precision,
         }
-    }
-
-    /// The precision the network runs in on ONNX Runtime.
-    pub(crate) fn precision(&self) -> Precision {
-        self.precision
     }
 }
 
@@ -152,48 +143,37 @@ impl OrtArgs {
     }
 }
 
-/// A backend of this kind for `model`, on `threads` cores, taking batches up to `max_batch`.
-pub(crate) fn make_backend(
+/// A network graph in the form one kind of backend runs it: the model as loaded for
+/// tract, and for ONNX Runtime the model in the precision its settings ask for (int8 is
+/// calibrated and quantized here, once, however many backends are then built on it).
+pub(crate) struct BackendGraph<'a> {
     kind: BackendKind,
-    model: &LoadedModel,
-    threads: usize,
-    max_batch: usize,
-    #[cfg_attr(not(feature = "ort"), allow(unused_variables))] ort: &OrtArgs,
-) -> Result<Arc<dyn Backend>> {
-    Ok(match kind {
-        BackendKind::Tract => Arc::new(TractBackend::new(
-            model,
-            TractOptions {
-                threads,
-                max_batch,
-                ..TractOptions::default()
-            },
-        )?),
-        #[cfg(feature = "ort")]
-        BackendKind::Ort => Arc::new(tengen_nn::backend::ort::OrtBackend::new(
-            &*for_precision(model, ort.precision())?,
-            tengen_nn::backend::ort::OrtOptions {
-                intra_threads: threads,
-                max_batch,
-                providers: ort.providers()?,
-                ..Default::default()
-            },
-        )?),
-        #[cfg(not(feature = "ort"))]
-        BackendKind::Ort => bail!("this tengen was built without the `ort` feature"),
-    })
+    graph: Cow<'a, LoadedModel>,
 }
 
-/// `model` in `precision`: as it is for fp32, calibrated and quantized for int8.
-#[cfg_attr(not(feature = "ort"), allow(dead_code))]
-pub(crate) fn for_precision(
-    model: &LoadedModel,
-    precision: Precision,
-) -> Result<std::borrow::Cow<'_, LoadedModel>> {
-    use anyhow::Context;
-    if precision != Precision::Int8 {
-        return Ok(std::borrow::Cow::Borrowed(model));
+impl<'a> BackendGraph<'a> {
+    /// `model` prepared for a backend of `kind` with these ONNX Runtime settings.
+    pub(crate) fn new(kind: BackendKind, model: &'a LoadedModel, ort: &OrtArgs) -> Result<Self> {
+        let graph = match (kind, ort.precision) {
+            (BackendKind::Ort, Precision::Int8) => Cow::Owned(quantized(model)?),
+            _ => Cow::Borrowed(model),
+        };
+        Ok(BackendGraph { kind, graph })
     }
+
+    /// The kind of backend this graph is for.
+    pub(crate) fn kind(&self) -> BackendKind {
+        self.kind
+    }
+
+    /// The graph.
+    pub(crate) fn model(&self) -> &LoadedModel {
+        &self.graph
+    }
+}
+
+/// `model` calibrated on its own play and quantized to int8.
+fn quantized(model: &LoadedModel) -> Result<LoadedModel> {
     if !tengen_nn::quant::cpu_has_fast_int8() {
         // Without VNNI, x86 multiplies uint8 by int8 through 16-bit sums that can saturate.
         log::warn!(
@@ -208,6 +188,37 @@ pub(crate) fn for_precision(
         model.metadata.name,
         started.elapsed().as_secs_f64()
     );
-    let quantized = LoadedModel::from_proto(proto).context("checking the int8 graph")?;
-    Ok(std::borrow::Cow::Owned(quantized))
+    LoadedModel::from_proto(proto).context("checking the int8 graph")
+}
+
+/// A backend for `graph`, on `threads` cores, taking batches up to `max_batch`.
+pub(crate) fn make_backend(
+    graph: &BackendGraph<'_>,
+    threads: usize,
+    max_batch: usize,
+    #[cfg_attr(not(feature = "ort"), allow(unused_variables))] ort: &OrtArgs,
+) -> Result<Arc<dyn Backend>> {
+    let model = graph.model();
+    Ok(match graph.kind {
+        BackendKind::Tract => Arc::new(TractBackend::new(
+            model,
+            TractOptions {
+                threads,
+                max_batch,
+                ..TractOptions::default()
+            },
+        )?),
+        #[cfg(feature = "ort")]
+        BackendKind::Ort => Arc::new(tengen_nn::backend::ort::OrtBackend::new(
+            model,
+            tengen_nn::backend::ort::OrtOptions {
+                intra_threads: threads,
+                max_batch,
+                providers: ort.providers()?,
+                ..Default::default()
+            },
+        )?),
+        #[cfg(not(feature = "ort"))]
+        BackendKind::Ort => bail!("this tengen was built without the `ort` feature"),
+    })
 }

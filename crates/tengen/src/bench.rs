@@ -11,7 +11,7 @@ use tengen_nn::backend::{Backend, BatchInput, BatchOutput};
 use tengen_rules::playout::PlayoutPolicy;
 use tengen_rules::{Board, BoardSize, Player};
 
-use crate::backend::{make_backend, BackendKind, OrtArgs};
+use crate::backend::{make_backend, BackendGraph, BackendKind, OrtArgs};
 use crate::inputs::bench_inputs;
 use crate::network;
 
@@ -117,8 +117,9 @@ fn nn(a: NnArgs) -> Result<()> {
         let model = network::load_for_board(&network::ModelSource::File(a.model.clone()), size)?;
         inputs.push(bench_inputs(size, &model, max_batch)?);
         for kind in &a.backend {
+            let graph = BackendGraph::new(*kind, &model, &a.ort)?;
             for &threads in &a.threads {
-                let backend = make_backend(*kind, &model, threads, max_batch, &a.ort)?;
+                let backend = make_backend(&graph, threads, max_batch, &a.ort)?;
                 for &batch in &a.batch {
                     cases.push(NnCase {
                         label: format!(

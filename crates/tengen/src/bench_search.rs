@@ -17,7 +17,7 @@ use tengen_rules::{BoardSize, Game, Rules};
 use tengen_search::filter::index_move;
 use tengen_search::{EvalRequest, Evaluator, Limits, Search};
 
-use crate::backend::{BackendKind, OrtArgs};
+use crate::backend::{BackendGraph, BackendKind, OrtArgs};
 use crate::evaluators::NetworkSpec;
 use crate::inputs::encode_inputs;
 use crate::network::{self, ModelSource};
@@ -222,8 +222,18 @@ pub fn run(a: SearchArgs) -> Result<()> {
         ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
+    // Each backend's graph once (int8 is calibrated here, not once per thread count).
+    let graphs = a
+        .backend
+        .iter()
+        .map(|&kind| BackendGraph::new(kind, &model, &a.ort))
+        .collect::<Result<Vec<_>>>()?;
     let mut rows = Vec::new();
     for &(kind, threads) in &configs {
+        let graph = graphs
+            .iter()
+            .find(|g| g.kind() == kind)
+            .context("a graph for every backend")?;
         // The engine set-up over this backend, with a short batching wait: the search's
         // own threads are all the evaluator serves.
         let network = NetworkSpec {
@@ -238,7 +248,7 @@ pub fn run(a: SearchArgs) -> Result<()> {
             server_threads: 1,
             ..spec.batching
         };
-        let (nn, backend) = spec.nn_evaluator(&model)?;
+        let (nn, backend) = spec.nn_evaluator(graph)?;
         let ev: Arc<dyn Evaluator> = nn.clone();
         let positions = match &games {
             Some(g) => g.clone(),

@@ -484,11 +484,8 @@ impl Config {
         if e.providers.is_empty() {
             bail!("engine.providers: name at least one provider (tensorrt, cuda or cpu)");
         }
-        if tengen_nn::quant::Precision::parse(&e.precision).is_none() {
-            bail!(
-                "engine.precision: {:?} is not a precision (fp32 or int8)",
-                e.precision
-            );
+        if let Err(why) = e.precision.parse::<tengen_nn::quant::Precision>() {
+            bail!("engine.precision: {why}");
         }
         in_range("engine.device", e.device, 0, 64)?;
         in_range("engine.threads", e.threads, 1, 256)?;

@@ -7,13 +7,12 @@ use std::sync::{Arc, Mutex, PoisonError};
 use anyhow::Result;
 use tengen_nn::backend::Backend;
 use tengen_nn::eval::{Evaluator as NnEvaluator, EvaluatorConfig};
-use tengen_nn::onnx::load::LoadedModel;
 use tengen_protocol::gtp::engine::EvaluatorSource;
 use tengen_rules::BoardSize;
 use tengen_search::Evaluator;
 
 use crate::accel::{self, Choice};
-use crate::backend::{make_backend, BackendKind, OrtArgs};
+use crate::backend::{make_backend, BackendGraph, BackendKind, OrtArgs};
 use crate::classic_eval::{ClassicArgs, ClassicEvaluator};
 use crate::network::{self, ModelSource};
 
@@ -57,8 +56,8 @@ pub fn network_source(
         None => Box::new(move |size: BoardSize| {
             let make = || -> Result<Arc<dyn Evaluator>> {
                 let model = network::load_for_board(&spec.model, size)?;
-                let (nn, backend) =
-                    nn_evaluator(&model, spec.backend, threads, batching.clone(), &spec.ort)?;
+                let graph = BackendGraph::new(spec.backend, &model, &spec.ort)?;
+                let (nn, backend) = nn_evaluator(&graph, threads, batching.clone(), &spec.ort)?;
                 log::info!("network for {size}: {}", backend.name());
                 Ok(nn)
             };
@@ -69,16 +68,15 @@ pub fn network_source(
     (source, settled)
 }
 
-/// A network evaluator over a backend of `kind` for `model`, and that backend.
-pub fn nn_evaluator(
-    model: &LoadedModel,
-    kind: BackendKind,
+/// A network evaluator over a backend for `graph`, and that backend.
+pub(crate) fn nn_evaluator(
+    graph: &BackendGraph<'_>,
     threads: usize,
     batching: EvaluatorConfig,
     ort: &OrtArgs,
 ) -> Result<(Arc<NnEvaluator>, Arc<dyn Backend>)> {
-    let backend = make_backend(kind, model, threads, batching.max_batch, ort)?;
-    let nn = NnEvaluator::new(backend.clone(), model.metadata.clone(), batching)?;
+    let backend = make_backend(graph, threads, batching.max_batch, ort)?;
+    let nn = NnEvaluator::new(backend.clone(), graph.model().metadata.clone(), batching)?;
     Ok((Arc::new(nn), backend))
 }
 
@@ -100,7 +98,10 @@ fn appliance_source(
             let backend = {
                 let mut settled = settled.lock().unwrap_or_else(PoisonError::into_inner);
                 match &*settled {
-                    Some(c) => make_backend(c.backend, &loaded, threads, max_batch, &c.ort)?,
+                    Some(c) => {
+                        let graph = BackendGraph::new(c.backend, &loaded, &c.ort)?;
+                        make_backend(&graph, threads, max_batch, &c.ort)?
+                    }
                     None => {
                         let (b, choice) =
                             accel::settle(spec.backend, &loaded, threads, max_batch, &spec.ort)?;

@@ -11,13 +11,12 @@ use anyhow::{bail, Context, Result};
 use tengen_classic::Classic;
 use tengen_nn::backend::Backend;
 use tengen_nn::eval::{Evaluator as NnEvaluator, EvaluatorConfig};
-use tengen_nn::onnx::load::LoadedModel;
 use tengen_protocol::gtp::engine::EvaluatorSource;
 use tengen_protocol::gtp::{Decider, Engine, EngineConfig};
 use tengen_rules::Rules;
 use tengen_search::{SearchParams, Strength};
 
-use crate::backend::{BackendKind, OrtArgs};
+use crate::backend::{BackendGraph, BackendKind, OrtArgs};
 use crate::classic_eval::ClassicArgs;
 use crate::config::Config;
 use crate::evaluators::{self, NetworkSpec, Settled};
@@ -172,7 +171,10 @@ impl EngineSpec {
             e.device,
             e.fp16,
             Some(cache.join("tensorrt")),
-            tengen_nn::quant::Precision::parse(&e.precision).unwrap_or_default(),
+            e.precision
+                .parse()
+                .map_err(anyhow::Error::msg)
+                .context("engine.precision")?,
         );
         let classic = e.mode.as_deref() == Some("classic");
         let model = ModelSource::choose(e.model.as_deref(), classic).context("engine.model")?;
@@ -225,22 +227,16 @@ impl EngineSpec {
         }
     }
 
-    /// The network evaluator this spec describes over an already loaded `model` (a
-    /// benchmark loads it once for many set-ups), and its backend.
-    pub fn nn_evaluator(
+    /// The network evaluator this spec describes over a graph already prepared for its
+    /// backend (a benchmark loads and prepares it once for many set-ups), and its backend.
+    pub(crate) fn nn_evaluator(
         &self,
-        model: &LoadedModel,
+        graph: &BackendGraph<'_>,
     ) -> Result<(Arc<NnEvaluator>, Arc<dyn Backend>)> {
         let Evaluation::Network(n) = &self.evaluation else {
             bail!("this engine has no network");
         };
-        evaluators::nn_evaluator(
-            model,
-            n.backend,
-            self.threads,
-            self.batching.clone(),
-            &n.ort,
-        )
+        evaluators::nn_evaluator(graph, self.threads, self.batching.clone(), &n.ort)
     }
 
     /// The GTP engine's settings; a caller sets what only it knows (file access, an

@@ -45,24 +45,15 @@ pub enum Precision {
     Int8,
 }
 
-impl Precision {
-    /// The names accepted on the command line and in configuration files.
-    pub const NAMES: [&'static str; 2] = ["fp32", "int8"];
+impl std::str::FromStr for Precision {
+    type Err = String;
 
-    /// Parses `fp32` or `int8` (any case).
-    pub fn parse(s: &str) -> Option<Precision> {
+    /// `fp32` or `int8` (any case); the error names the accepted values.
+    fn from_str(s: &str) -> Result<Precision, String> {
         match s.to_ascii_lowercase().as_str() {
-            "fp32" | "float" | "float32" => Some(Precision::Fp32),
-            "int8" => Some(Precision::Int8),
-            _ => None,
-        }
-    }
-
-    /// The name of this precision.
-    pub fn name(self) -> &'static str {
-        match self {
-            Precision::Fp32 => "fp32",
-            Precision::Int8 => "int8",
+            "fp32" | "float" | "float32" => Ok(Precision::Fp32),
+            "int8" => Ok(Precision::Int8),
+            _ => Err(format!("unknown precision {s:?} (fp32, int8)")),
         }
     }
 }
