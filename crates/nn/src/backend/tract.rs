@@ -430,7 +430,10 @@ fn tract_error(e: TractError) -> BackendError {
 
 /// Runs a tract call, turning both its errors and its panics (tract has `unimplemented!`
 /// paths that hostile graphs can reach) into [`BackendError`]s.
-fn contained<T>(what: &'static str, f: impl FnOnce() -> TractResult<T>) -> Result<T, BackendError> {
+pub(crate) fn contained<T>(
+    what: &'static str,
+    f: impl FnOnce() -> TractResult<T>,
+) -> Result<T, BackendError> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) => Err(tract_error(e)),

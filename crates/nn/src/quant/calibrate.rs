@@ -15,6 +15,7 @@ use tract_onnx::prelude::{
 
 use super::qdq::ConvSite;
 use super::QuantizeError;
+use crate::backend::tract::contained;
 use crate::backend::IoShape;
 use crate::contract::meta::ModelMetadata;
 use crate::features::{fill_row_v7, InputParams};
@@ -119,8 +120,10 @@ pub fn calibrate(
             }
         }
     }
-    let probe = Probe::new(model, &shape, &names)
-        .map_err(|e| QuantizeError::Calibration(format!("{e:#}")))?;
+    // tract has panicking paths that a hostile graph can reach: contained, as in its backend.
+    let failed = |e: crate::backend::BackendError| QuantizeError::Calibration(e.to_string());
+    let probe =
+        contained("tract (calibration)", || Probe::new(model, &shape, &names)).map_err(failed)?;
     let mut ranges = Ranges::default();
     let mut rng = fastrand::Rng::with_seed(opts.seed);
     let max_moves = ((size.area() as f32) * opts.length).ceil() as usize;
@@ -144,9 +147,10 @@ pub fn calibrate(
                 &mut global,
             )
             .map_err(|e| QuantizeError::Calibration(e.to_string()))?;
-            let logits = probe
-                .run(&shape, &spatial, &global, &mask, &mut ranges)
-                .map_err(|e| QuantizeError::Calibration(format!("{e:#}")))?;
+            let logits = contained("tract (calibration)", || {
+                probe.run(&shape, &spatial, &global, &mask, &mut ranges)
+            })
+            .map_err(failed)?;
             let mv = sample(&game, size, &logits, &mut rng);
             // A sampled move is legal by construction; should the rules still refuse it,
             // the game simply ends there.
@@ -206,7 +210,7 @@ struct Probe {
 impl Probe {
     fn new(model: &ModelProto, shape: &IoShape, names: &[String]) -> TractResult<Probe> {
         let mut probe = model.clone();
-        let graph = probe.graph.as_mut().expect("checked by the caller");
+        let graph = probe.graph.as_mut().ok_or_else(|| anyhow_msg("no graph"))?;
         for name in names {
             graph.output.push(ValueInfoProto {
                 name: name.clone(),
@@ -267,8 +271,15 @@ impl Probe {
         }
         // Channel 0 of the policy is the move the player to move should make.
         let policy = outputs[self.policy].try_as_plain_ram()?;
-        let mut logits = policy.as_slice::<f32>()?[..shape.area()].to_vec();
-        logits.push(outputs[self.pass].try_as_plain_ram()?.as_slice::<f32>()?[0]);
+        let pass = outputs[self.pass].try_as_plain_ram()?;
+        let (Some(board), Some(&pass)) = (
+            policy.as_slice::<f32>()?.get(..shape.area()),
+            pass.as_slice::<f32>()?.first(),
+        ) else {
+            return Err(anyhow_msg("policy outputs smaller than the board"));
+        };
+        let mut logits = board.to_vec();
+        logits.push(pass);
         Ok(logits)
     }
 }

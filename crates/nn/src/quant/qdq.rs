@@ -122,7 +122,10 @@ pub fn quantize(
                 (dq, scale)
             }
         };
-        let w_name = &node.input[1];
+        let w_name = node
+            .input
+            .get(1)
+            .ok_or_else(|| QuantizeError::Unsupported(format!("{} has no weights", node.name)))?;
         let w = inits
             .remove(w_name)
             .ok_or_else(|| QuantizeError::Unsupported(format!("weights {w_name} missing")))?;
@@ -193,7 +196,12 @@ fn weights_int8(
     w: &TensorProto,
 ) -> Result<(String, Vec<f32>), QuantizeError> {
     let values = floats(w)?;
-    let channels = usize::try_from(w.dims[0]).unwrap_or(0).max(1);
+    let channels = w
+        .dims
+        .first()
+        .and_then(|&d| usize::try_from(d).ok())
+        .unwrap_or(0)
+        .max(1);
     let per = values.len() / channels;
     if per * channels != values.len() || per == 0 {
         return Err(QuantizeError::Unsupported(format!(
@@ -359,5 +367,33 @@ mod tests {
         assert!((s - 2.0 / 255.0).abs() < 1e-7);
         let (s, z) = uint8_grid((0.0, 0.0));
         assert_eq!((s, z), (1.0, 0));
+    }
+
+    #[test]
+    fn a_graph_it_cannot_rewrite_is_an_error() {
+        let empty = ModelProto::default();
+        assert!(matches!(
+            quantizable_convs(&empty),
+            Err(QuantizeError::Unsupported(_))
+        ));
+        let calibrated = super::super::calibrate(&empty, &[], &Default::default());
+        assert!(matches!(calibrated, Err(QuantizeError::Unsupported(_))));
+        // A site naming a node that is not there (or has no weights) fails cleanly too.
+        let graph = ModelProto {
+            graph: Some(GraphProto {
+                node: vec![node("Conv", &["x"], "y", vec![])],
+                ..GraphProto::default()
+            }),
+            ..ModelProto::default()
+        };
+        let site = ConvSite {
+            node: 0,
+            input: "x".into(),
+            output: "y".into(),
+        };
+        let mut ranges = Ranges::default();
+        ranges.observe("x", &[0.0, 1.0]);
+        ranges.observe("y", &[-1.0, 1.0]);
+        assert!(quantize(&graph, &[site], &ranges).is_err());
     }
 }
