@@ -127,12 +127,13 @@ fn int8_b6c96_keeps_the_fp32_policy_and_value() {
             agreed += 1;
         } else {
             println!(
-                "  {}: best move {} ({:.3}) in fp32, {} ({:.3}) in int8 on {runs_on}",
+                "  {}: best move {} ({:.3}) in fp32, {} ({:.3}; {:.3} in fp32) in int8 on {runs_on}",
                 r["id"],
                 best_move(&a),
                 a.policy[best_move(&a)],
                 best_move(&b),
-                b.policy[best_move(&b)]
+                b.policy[best_move(&b)],
+                a.policy[best_move(&b)]
             );
         }
         let dv = (value(&a) - value(&b)).abs();
