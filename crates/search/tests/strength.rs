@@ -1,5 +1,5 @@
-//! Strength levels with the g170 b6c96 network (tract): at a spread of ranks the chosen
-//! moves are legal and never fill one's own real eye, a rank does not pass while the
+//! Strength levels with the g170 b6c96 network (tract): at every rank the moves it may
+//! draw are legal and never fill one's own real eye, a rank does not pass while the
 //! opponent has dead stones, and the average point loss per move, measured by a
 //! full-strength search, rises as the rank falls. Skipped without ../shared.
 
@@ -22,10 +22,15 @@ fn rank(text: &str) -> Strength {
 
 /// `game` analysed by the search `s` plays with (its visits and temperature).
 fn analyse(ev: &Arc<dyn Evaluator>, game: &Game, s: Strength) -> Analysis {
+    analyse_within(ev, game, s, u64::MAX)
+}
+
+/// [`analyse`] with at most `cap` visits.
+fn analyse_within(ev: &Arc<dyn Evaluator>, game: &Game, s: Strength, cap: u64) -> Analysis {
     let base = SearchParams::default();
     let (params, visits) = match s.settings() {
-        Some(r) => (r.search_params(&base), r.visits),
-        None => (base, MAX_VISITS),
+        Some(r) => (r.search_params(&base), r.visits.min(cap)),
+        None => (base, MAX_VISITS.min(cap)),
     };
     let mut search = Search::new(ev.clone(), params);
     search.set_position(game);
@@ -234,6 +239,56 @@ fn point_loss_rises_as_the_rank_falls() {
         "25k loses only {spread:.2} a move more than 5d: {}",
         report.join(", ")
     );
+}
+
+/// Every move `s` may draw in `game` (each candidate, and the move chosen when there is
+/// none), checked for the safety rules. The search is the rank's own but cut to 64 visits
+/// (the rules are the draw's, whatever the search evaluated; full visits for 30 ranks
+/// cost CI minutes).
+fn check_every_draw(ev: &Arc<dyn Evaluator>, game: &Game, s: Strength) {
+    let a = analyse_within(ev, game, s, 64);
+    let r = s.settings().expect("a rank");
+    for c in strength::candidates(&a, game, Ledger::default().aim(game, r)) {
+        check_move(game, c.mv, s);
+    }
+    let mut rng = fastrand::Rng::with_seed(30);
+    let mv = strength::choose(&a, game, r, &mut Ledger::default(), &mut rng);
+    check_move(game, mv.expect("a move"), s);
+}
+
+#[test]
+fn every_rank_draws_only_legal_moves_that_keep_eyes() {
+    let Some(ev) = common::b6c96("every rank's moves with the b6c96 network", 9) else {
+        return;
+    };
+    // One seeded 9x9 game played to its end (eyes appear late): every sixth position
+    // (to keep CI short).
+    let games: Vec<Game> = positions(&ev, 9, rank("25k"), 4, 120)
+        .into_iter()
+        .step_by(3)
+        .collect();
+    assert!(games.len() >= 8, "only {} positions", games.len());
+    println!("every rank's draw checked on {} positions", games.len());
+    let ranks: Vec<Strength> = strength::Rank::all().map(Strength::Rank).collect();
+    assert_eq!(ranks.len(), 30);
+    // Ranks are independent: split them over the cores, each thread with its own network.
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    std::thread::scope(|scope| {
+        for t in 0..threads {
+            let (shared, games, ranks) = (&ev, &games, &ranks);
+            scope.spawn(move || {
+                let own = (t > 0)
+                    .then(|| common::b6c96("every rank's moves", 9))
+                    .flatten();
+                let ev = own.as_ref().unwrap_or(shared);
+                for &s in ranks.iter().skip(t).step_by(threads) {
+                    for g in games {
+                        check_every_draw(ev, g, s);
+                    }
+                }
+            });
+        }
+    });
 }
 
 #[test]
