@@ -191,8 +191,11 @@ const fn row(visits: u64, temperature: f64, aim: [f64; 3]) -> RankSettings {
 /// down to 25k (7.06), and 1.36 among the dan ranks (0.15 at 5d; `max` loses about 0.1 by
 /// the same measure). The opening's aim is 70% and the endgame's 50% of the middle game's.
 /// [`choose`] aims each move's loss at the row's aim, so the mistakes are of an even size.
-/// Visits grow fourfold from 64 at 25k to 256 at 5d, and temperature falls geometrically
-/// from 8 to 1 (weak ranks need a flat policy for enough evaluated moves to aim at).
+/// Visits grow 1.05 times a rank from 64 at 25k to 131 at 10k, then 1.10 times a rank to
+/// 497 at 5d: at the strong ranks the aimed steps are a tenth of a point a move, and the
+/// rank's own misreadings (which its visits cut) must not drown them, as they did between
+/// 5k and 6k on 19x19 at 1.05 a rank. Temperature falls geometrically from 8 to 1 (weak
+/// ranks need a flat policy for enough evaluated moves to aim at).
 pub const TABLE: [RankSettings; 30] = [
     row(64, 8.00, [4.95, 7.06, 3.53]),  // 25k
     row(67, 7.45, [4.46, 6.36, 3.18]),  // 24k
@@ -210,20 +213,20 @@ pub const TABLE: [RankSettings; 30] = [
     row(119, 3.15, [1.27, 1.82, 0.91]), // 12k
     row(125, 2.93, [1.15, 1.64, 0.82]), // 11k
     row(131, 2.73, [1.03, 1.48, 0.74]), // 10k
-    row(138, 2.54, [0.93, 1.33, 0.67]), // 9k
-    row(144, 2.36, [0.84, 1.20, 0.60]), // 8k
-    row(151, 2.20, [0.76, 1.08, 0.54]), // 7k
-    row(159, 2.05, [0.68, 0.97, 0.49]), // 6k
-    row(166, 1.91, [0.61, 0.88, 0.44]), // 5k
-    row(175, 1.77, [0.55, 0.79, 0.39]), // 4k
-    row(183, 1.65, [0.50, 0.71, 0.36]), // 3k
-    row(192, 1.54, [0.45, 0.64, 0.32]), // 2k
-    row(202, 1.43, [0.40, 0.58, 0.29]), // 1k
-    row(211, 1.33, [0.36, 0.52, 0.26]), // 1d
-    row(222, 1.24, [0.27, 0.38, 0.19]), // 2d
-    row(233, 1.15, [0.20, 0.28, 0.14]), // 3d
-    row(244, 1.07, [0.14, 0.20, 0.10]), // 4d
-    row(256, 1.00, [0.10, 0.15, 0.07]), // 5d
+    row(144, 2.54, [0.93, 1.33, 0.67]), // 9k
+    row(159, 2.36, [0.84, 1.20, 0.60]), // 8k
+    row(174, 2.20, [0.76, 1.08, 0.54]), // 7k
+    row(192, 2.05, [0.68, 0.97, 0.49]), // 6k
+    row(211, 1.91, [0.61, 0.88, 0.44]), // 5k
+    row(232, 1.77, [0.55, 0.79, 0.39]), // 4k
+    row(255, 1.65, [0.50, 0.71, 0.36]), // 3k
+    row(281, 1.54, [0.45, 0.64, 0.32]), // 2k
+    row(309, 1.43, [0.40, 0.58, 0.29]), // 1k
+    row(340, 1.33, [0.36, 0.52, 0.26]), // 1d
+    row(374, 1.24, [0.27, 0.38, 0.19]), // 2d
+    row(411, 1.15, [0.20, 0.28, 0.14]), // 3d
+    row(452, 1.07, [0.14, 0.20, 0.10]), // 4d
+    row(497, 1.00, [0.10, 0.15, 0.07]), // 5d
 ];
 
 /// Half-width of the band the target loss is drawn from, as a fraction of the phase's aim:
