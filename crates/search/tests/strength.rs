@@ -15,6 +15,9 @@ use tengen_search::{Analysis, Evaluator, Limits, Search, SearchParams, SnapshotO
 /// Visits of the full-strength play (`max`) and of the search that measures losses.
 const MAX_VISITS: u64 = 128;
 const JUDGE_VISITS: u64 = 64;
+/// Most visits of a rank's search when every rank's draw is checked (full visits for 30
+/// ranks cost CI minutes).
+const DRAW_CHECK_VISITS: u64 = 64;
 
 fn rank(text: &str) -> Strength {
     text.parse().expect("a strength")
@@ -146,6 +149,32 @@ fn expected_loss(
         .fold((0.0, 0.0), |(m, q), (a, b)| (m + a, q + b))
 }
 
+/// `job(ev, t, threads)` run on thread `t` of one per core, each with its own network (one
+/// evaluator runs one batch at a time; thread 0 uses `ev`); their results in thread order.
+fn on_every_core<T: Send>(
+    ev: &Arc<dyn Evaluator>,
+    job: impl Fn(&Arc<dyn Evaluator>, usize, usize) -> T + Sync,
+) -> Vec<T> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let job = &job;
+                scope.spawn(move || {
+                    let own = (t > 0)
+                        .then(|| common::b6c96("strength levels with the b6c96 network", 9))
+                        .flatten();
+                    job(own.as_ref().unwrap_or(ev), t, threads)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a strength test thread panicked"))
+            .collect()
+    })
+}
+
 /// Average loss per move in the middle game, in points, the table aims at for 25k and for
 /// 5d: a constant ratio from rank to rank (1.11 from 1d down, 1.36 among the dan ranks), so
 /// each step is the same fraction of a game's spread (docs/strength.md).
@@ -163,38 +192,23 @@ fn point_loss_rises_as_the_rank_falls() {
     let mut games = positions(&ev, 9, rank("10k"), 1, 30);
     games.extend(positions(&ev, 9, rank("3k"), 2, 30));
     // Positions are independent: spread them over the cores (minutes of CPU otherwise on
-    // one thread), each thread with its own network (one evaluator runs one batch at a
-    // time) and its own cache of judged leads.
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let per_position: Vec<Vec<(f64, f64)>> = std::thread::scope(|scope| {
-        let jobs: Vec<_> = (0..threads)
-            .map(|t| {
-                let (shared, games) = (&ev, &games);
-                scope.spawn(move || {
-                    let own = if t == 0 {
-                        None
-                    } else {
-                        common::b6c96("strength levels with the b6c96 network", 9)
-                    };
-                    let ev = own.as_ref().unwrap_or(shared);
-                    let mut after: HashMap<(usize, Move), f64> = HashMap::new();
-                    let mut rows = Vec::new();
-                    for (i, g) in games.iter().enumerate().skip(t).step_by(threads) {
-                        let before = judged_lead(ev, g, g.to_move());
-                        let row: Vec<(f64, f64)> = ranks
-                            .iter()
-                            .map(|&s| expected_loss(ev, (i, g), before, s, &mut after))
-                            .collect();
-                        rows.push(row);
-                    }
-                    rows
-                })
-            })
-            .collect();
-        jobs.into_iter()
-            .flat_map(|j| j.join().expect("a judging thread panicked"))
-            .collect()
-    });
+    // one thread), each thread with its own cache of judged leads.
+    let per_position: Vec<Vec<(f64, f64)>> = on_every_core(&ev, |ev, t, threads| {
+        let mut after: HashMap<(usize, Move), f64> = HashMap::new();
+        let mut rows = Vec::new();
+        for (i, g) in games.iter().enumerate().skip(t).step_by(threads) {
+            let before = judged_lead(ev, g, g.to_move());
+            let row: Vec<(f64, f64)> = ranks
+                .iter()
+                .map(|&s| expected_loss(ev, (i, g), before, s, &mut after))
+                .collect();
+            rows.push(row);
+        }
+        rows
+    })
+    .into_iter()
+    .flatten()
+    .collect();
     let mut losses = vec![0.0; ranks.len()];
     let mut squares = vec![0.0; ranks.len()];
     for row in &per_position {
@@ -242,11 +256,10 @@ fn point_loss_rises_as_the_rank_falls() {
 }
 
 /// Every move `s` may draw in `game` (each candidate, and the move chosen when there is
-/// none), checked for the safety rules. The search is the rank's own but cut to 64 visits
-/// (the rules are the draw's, whatever the search evaluated; full visits for 30 ranks
-/// cost CI minutes).
+/// none), checked for the safety rules. The search is the rank's own but cut to
+/// [`DRAW_CHECK_VISITS`] (the rules are the draw's, whatever the search evaluated).
 fn check_every_draw(ev: &Arc<dyn Evaluator>, game: &Game, s: Strength) {
-    let a = analyse_within(ev, game, s, 64);
+    let a = analyse_within(ev, game, s, DRAW_CHECK_VISITS);
     let r = s.settings().expect("a rank");
     for c in strength::candidates(&a, game, Ledger::default().aim(game, r)) {
         check_move(game, c.mv, s);
@@ -261,8 +274,8 @@ fn every_rank_draws_only_legal_moves_that_keep_eyes() {
     let Some(ev) = common::b6c96("every rank's moves with the b6c96 network", 9) else {
         return;
     };
-    // One seeded 9x9 game played to its end (eyes appear late): every sixth position
-    // (to keep CI short).
+    // A seeded 9x9 game at 25k, its first 120 moves or to its end (eyes appear late):
+    // every sixth position (to keep CI short).
     let games: Vec<Game> = positions(&ev, 9, rank("25k"), 4, 120)
         .into_iter()
         .step_by(3)
@@ -271,22 +284,12 @@ fn every_rank_draws_only_legal_moves_that_keep_eyes() {
     println!("every rank's draw checked on {} positions", games.len());
     let ranks: Vec<Strength> = strength::Rank::all().map(Strength::Rank).collect();
     assert_eq!(ranks.len(), 30);
-    // Ranks are independent: split them over the cores, each thread with its own network.
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    std::thread::scope(|scope| {
-        for t in 0..threads {
-            let (shared, games, ranks) = (&ev, &games, &ranks);
-            scope.spawn(move || {
-                let own = (t > 0)
-                    .then(|| common::b6c96("every rank's moves", 9))
-                    .flatten();
-                let ev = own.as_ref().unwrap_or(shared);
-                for &s in ranks.iter().skip(t).step_by(threads) {
-                    for g in games {
-                        check_every_draw(ev, g, s);
-                    }
-                }
-            });
+    // Ranks are independent: split them over the cores.
+    on_every_core(&ev, |ev, t, threads| {
+        for &s in ranks.iter().skip(t).step_by(threads) {
+            for g in &games {
+                check_every_draw(ev, g, s);
+            }
         }
     });
 }
