@@ -13,9 +13,24 @@
 #     without SVE, so the `ort` path on aarch64 is built here but not run.)
 # The `test` profile (opt-level 2) without debug info, linked by rust-lld: the slowest
 # part of CI, kept as short as it can be.
+#
+# `--build` does step 1 only and `--run` steps 2 and 3 only (tests/run.sh builds while the
+# host suites run, which leave a core idle much of the time); no argument does all three.
+# The build has a target folder of its own, target/cross (a cargo building there does not
+# wait for one running the host tests in target/), and the binary is copied to
+# target/aarch64-unknown-linux-gnu/debug/tengen, where the packages stage takes it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=aarch64-unknown-linux-gnu
+phase="${1:-all}"
+case "$phase" in
+all | --build | --run) ;;
+*)
+    echo "usage: $0 [--build | --run]" >&2
+    exit 2
+    ;;
+esac
+cross="target/cross"
 cross/setup-aarch64.sh --qemu
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 export CARGO_PROFILE_TEST_DEBUG=false
@@ -28,31 +43,41 @@ fi
 # Runtime tests then say they skipped).
 run_qemu() { env -u ORT_DYLIB_PATH qemu-aarch64 -L /usr/aarch64-linux-gnu "$@"; }
 
-# Crates for every target in the lock file, so that the build itself needs no network.
-cargo fetch --locked
-# Only what runs here: the rules and nn suites (unit and integration tests) and the
-# `tengen` binary, which cargo builds for the binary's smallest integration test
-# (cli_config, not run). The binary's other suites run on the host only, so they are not
-# built for aarch64 (a small saving: the stage's build stayed near 8 minutes, tract-core
-# being its long serial step). One invocation, so features resolve once.
-select=(--lib --test cli_config)
-for suite in crates/rules/tests/*.rs crates/nn/tests/*.rs; do
-    select+=(--test "$(basename "$suite" .rs)")
-done
-build=(cargo test --offline --locked --target "$target" --features tengen/ort
-    -p tengen-rules -p tengen-nn -p tengen "${select[@]}" --no-run
-    --message-format=json-render-diagnostics)
-if unshare --net true 2>/dev/null; then
-    echo "building for $target inside a network namespace without network"
-    build=(unshare --net "${build[@]}")
-else
-    echo "building for $target offline (unshare is not permitted here)"
+if [[ "$phase" != --run ]]; then
+    # Crates for every target in the lock file, so that the build itself needs no network.
+    cargo fetch --locked
+    # Only what runs here: the rules and nn suites (unit and integration tests) and the
+    # `tengen` binary, which cargo builds for the binary's smallest integration test
+    # (cli_config, not run). The binary's other suites run on the host only, so they are
+    # not built for aarch64 (a small saving: the stage's build stayed near 8 minutes,
+    # tract-core being its long serial step). One invocation, so features resolve once.
+    select=(--lib --test cli_config)
+    for suite in crates/rules/tests/*.rs crates/nn/tests/*.rs; do
+        select+=(--test "$(basename "$suite" .rs)")
+    done
+    build=(cargo test --offline --locked --target "$target" --features tengen/ort
+        -p tengen-rules -p tengen-nn -p tengen "${select[@]}" --no-run
+        --message-format=json-render-diagnostics)
+    if unshare --net true 2>/dev/null; then
+        echo "building for $target inside a network namespace without network"
+        build=(unshare --net "${build[@]}")
+    else
+        echo "building for $target offline (unshare is not permitted here)"
+    fi
+    mkdir -p "$cross" "target/$target/debug"
+    CARGO_TARGET_DIR="$cross" "${build[@]}" >"$cross/aarch64-tests.json.new"
+    mv "$cross/aarch64-tests.json.new" "$cross/aarch64-tests.json"
+    cp "$cross/$target/debug/tengen" "target/$target/debug/tengen"
+    [[ "$phase" == --build ]] && exit 0
 fi
-"${build[@]}" >target/aarch64-tests.json
+[[ -f "$cross/aarch64-tests.json" ]] || {
+    echo "no aarch64 build to run: $0 --build first" >&2
+    exit 1
+}
 
 # The test executables of tengen-rules and tengen-nn, each with its package's folder (cargo
 # runs tests from there).
-mapfile -t tests < <(python3 - target/aarch64-tests.json <<'EOF'
+mapfile -t tests < <(python3 - "$cross/aarch64-tests.json" <<'EOF'
 import json, os, sys
 for line in open(sys.argv[1]):
     m = json.loads(line)

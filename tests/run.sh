@@ -7,6 +7,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+# A CI run builds once from a clean clone: incremental compilation's saved state would only
+# cost time there. Local runs keep it.
+if [[ "${CI:-}" == true ]]; then
+    export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+fi
 
 # With the shared reference data present, a golden test that cannot find its part of it
 # fails instead of saying it skipped. CI, or anyone who sets TENGEN_REQUIRE_GOLDEN=1, must
@@ -87,7 +92,25 @@ fi
 # videotestsrc pipelines (the `gst` suite) run here: a separate build with the feature
 # recompiled the camera crate and everything above it (nearly 4 minutes). The binaries the
 # later stages use therefore link GStreamer, which this machine has (installed above).
-cargo test --workspace --features tengen/ort,tengen/gstreamer -- --nocapture
+tests=(cargo test --workspace --features tengen/ort,tengen/gstreamer)
+"${tests[@]}" --no-run
+
+# The boards' build (aarch64) runs at the lowest priority while the host suites run: they
+# wait on brokers, ptys, streams and one another's threads, and leave a core idle much of
+# the time. Its own target folder, so neither cargo waits for the other; its output is
+# shown in its own step below.
+aarch64_log=target/aarch64-build.log
+mkdir -p target
+nice -n 19 cross/test-aarch64.sh --build >"$aarch64_log" 2>&1 &
+aarch64_build=$!
+# A failing stage ends the run: the build (cargo and its rustc children) ends with it.
+kill_tree() {
+    local child
+    for child in $(pgrep -P "$1"); do kill_tree "$child"; done
+    kill "$1" 2>/dev/null || true
+}
+trap 'kill_tree "$aarch64_build"' EXIT
+"${tests[@]}" -- --nocapture
 
 # Real clients' own code (KaTrain's engine class, Sabaki's GTP controller, a Lizzie-style
 # session) against the binary the tests just built, with the bundled network; the clients
@@ -109,7 +132,16 @@ tests/sandbox.sh target/debug/tengen
 
 # The boards' build: aarch64 test suites and GTP sessions under qemu-user.
 step "aarch64"
-cross/test-aarch64.sh
+aarch64_status=0
+wait "$aarch64_build" || aarch64_status=$?
+trap - EXIT
+cat "$aarch64_log"
+if ((aarch64_status)); then
+    echo "the aarch64 build failed (exit $aarch64_status)" >&2
+    exit 1
+fi
+echo "(the aarch64 build above ran beside the host suites)"
+cross/test-aarch64.sh --run
 
 # Both Debian packages, from the binaries tested above.
 step "Debian packages"
