@@ -194,8 +194,9 @@ const fn row(visits: u64, temperature: f64, aim: [f64; 3]) -> RankSettings {
 /// Visits grow 1.05 times a rank from 64 at 25k to 131 at 10k, then 1.10 times a rank to
 /// 497 at 5d: at the strong ranks the aimed steps are a tenth of a point a move, and the
 /// rank's own misreadings (which its visits cut) should not drown them, as they likely did
-/// between 5k and 6k on 19x19 at 1.05 a rank (docs/strength.md). Temperature falls geometrically from 8 to 1 (weak
-/// ranks need a flat policy for enough evaluated moves to aim at).
+/// between 5k and 6k on 19x19 at 1.05 a rank (docs/strength.md). Temperature falls
+/// geometrically from 8 to 1 (weak ranks need a flat policy for enough evaluated moves to
+/// aim at).
 pub const TABLE: [RankSettings; 30] = [
     row(64, 8.00, [4.95, 7.06, 3.53]),  // 25k
     row(67, 7.45, [4.46, 6.36, 3.18]),  // 24k
