@@ -100,7 +100,6 @@ tests=(cargo test --workspace --features tengen/ort,tengen/gstreamer)
 # the time. Its own target folder, so neither cargo waits for the other; its output is
 # shown in its own step below.
 aarch64_log=target/aarch64-build.log
-mkdir -p target
 nice -n 19 cross/test-aarch64.sh --build >"$aarch64_log" 2>&1 &
 aarch64_build=$!
 # A failing stage ends the run: the build (cargo and its rustc children) ends with it.
