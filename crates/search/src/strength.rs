@@ -256,11 +256,12 @@ pub struct Candidate {
 /// at a loss of `aim` points this move, each with its probability. When the search's best
 /// move is a pass the game is decided and there is no mistake to make: the pass alone, or
 /// nothing (for [`choose`] to take dead stones off) while the opponent has dead stones.
-/// Otherwise the legal moves that fill no own real eye, drawn so: a target loss, one of
-/// [`TARGET_STEPS`] evenly spaced over `aim` ± [`TARGET_SPREAD`], with equal chances; for
-/// that target the moves whose estimated loss is nearest to it (within [`NEAR_WINDOW`] of
-/// `aim` of the nearest), weighted by their (tempered) policy. Moves no target picks are
-/// left out.
+/// Otherwise the legal moves that fill no own real eye and (but for the best move) were
+/// searched enough for their loss to be [`known_within`] `aim`, drawn so: a target loss,
+/// one of [`TARGET_STEPS`] evenly spaced over `aim` ± [`TARGET_SPREAD`], with equal
+/// chances; for that target the moves whose estimated loss is nearest to it (within
+/// [`NEAR_WINDOW`] of `aim` of the nearest), weighted by their (tempered) policy. Moves no
+/// target picks are left out.
 pub fn candidates(analysis: &Analysis, game: &Game, aim: f64) -> Vec<Candidate> {
     let Some(best) = analysis.moves.first() else {
         return Vec::new();
@@ -278,12 +279,13 @@ pub fn candidates(analysis: &Analysis, game: &Game, aim: f64) -> Vec<Candidate> 
     }
     let mover = game.to_move();
     let board = game.board();
-    let lead = |m: &MoveInfo| mover_view(mover, m.score_lead);
-    let best_lead = lead(best);
     // Each allowed move with its loss and its policy prior.
     let allowed: Vec<(Candidate, f64)> = analysis
         .moves
         .iter()
+        .enumerate()
+        .filter(|&(i, m)| i == 0 || known_within(m.visits, aim))
+        .map(|(_, m)| m)
         .filter(|m| match m.mv {
             Move::Pass => false,
             Move::Play(l) => game.is_legal(m.mv) && !board.is_simple_eye(l, mover),
@@ -291,7 +293,7 @@ pub fn candidates(analysis: &Analysis, game: &Game, aim: f64) -> Vec<Candidate> 
         .map(|m| {
             let c = Candidate {
                 mv: m.mv,
-                loss: (best_lead - lead(m)).max(0.0),
+                loss: loss_against(best, m, mover),
                 weight: 0.0,
             };
             (c, m.prior.max(1e-6))
@@ -456,25 +458,35 @@ fn fallback(analysis: &Analysis, game: &Game) -> Option<Move> {
         .or_else(|| analysis.best_move())
 }
 
-/// `mv`'s loss against the search's best move, by the search's score leads (0 for a move
-/// the search did not evaluate).
+/// `mv`'s [`loss_against`] the search's best move (0 for a move the search did not
+/// evaluate).
 fn estimated_loss(analysis: &Analysis, game: &Game, mv: Move) -> f64 {
-    let mover = game.to_move();
-    let lead = |mv: Move| {
-        analysis
-            .moves
-            .iter()
-            .find(|m| m.mv == mv)
-            .map(|m| mover_view(mover, m.score_lead))
-    };
-    let best = analysis
-        .moves
-        .first()
-        .map(|b| mover_view(mover, b.score_lead));
-    match (best, lead(mv)) {
-        (Some(best), Some(this)) => (best - this).max(0.0),
+    let best = analysis.moves.first();
+    let this = analysis.moves.iter().find(|m| m.mv == mv);
+    match (best, this) {
+        (Some(best), Some(this)) => loss_against(best, this, game.to_move()),
         _ => 0.0,
     }
+}
+
+/// How far one playout's score lead typically is from a move's true lead, in points: a
+/// move searched `n` times has its lead known to about this over the square root of `n`.
+/// A mistake is drawn only among moves whose lead is known to within the aim (the best
+/// move always counts): a rarely searched move's lead is little more than the network's
+/// first guess, and the draw would otherwise prefer exactly the moves whose guess was too
+/// kind (a 1d's "half-point" mistake that a deeper search finds loses seven points).
+pub const LEAD_NOISE: f64 = 1.5;
+
+/// Whether a move searched `visits` times has a lead known well enough to be drawn as a
+/// mistake of `aim` points: [`LEAD_NOISE`] over the square root of its visits within `aim`.
+pub fn known_within(visits: u64, aim: f64) -> bool {
+    LEAD_NOISE <= aim * (visits as f64).sqrt()
+}
+
+/// `m`'s estimated loss against `best` for `mover`: the difference of their score leads,
+/// never below 0.
+fn loss_against(best: &MoveInfo, m: &MoveInfo, mover: Player) -> f64 {
+    (mover_view(mover, best.score_lead) - mover_view(mover, m.score_lead)).max(0.0)
 }
 
 /// A move taking the opponent's dead stones off the board when the search saw only a
@@ -633,8 +645,15 @@ mod tests {
     }
 
     /// An analysis of `game` whose root moves are `moves`, each with its lead from the
-    /// mover's view (the first is the best).
+    /// mover's view and 10 visits (the first is the best).
     fn analysis_of(game: &Game, moves: &[(Move, f64)]) -> Analysis {
+        let searched: Vec<_> = moves.iter().map(|&(mv, lead)| (mv, lead, 10)).collect();
+        analysis_searched(game, &searched)
+    }
+
+    /// An analysis of `game` whose root moves are `moves`, each with its lead from the
+    /// mover's view and its visits (the first is the best).
+    fn analysis_searched(game: &Game, moves: &[(Move, f64, u64)]) -> Analysis {
         use crate::analysis::RootInfo;
         let mover = game.to_move();
         let root = RootInfo {
@@ -660,13 +679,13 @@ mod tests {
         let moves = moves
             .iter()
             .enumerate()
-            .map(|(order, &(mv, lead))| {
+            .map(|(order, &(mv, lead, visits))| {
                 // `mover_view` turns a mover's view back into White's as well.
                 let white = mover_view(mover, lead);
                 MoveInfo {
                     mv,
-                    visits: 10,
-                    edge_visits: 10,
+                    visits,
+                    edge_visits: visits,
                     winrate: 0.5,
                     score_mean: white,
                     score_stdev: 0.0,
@@ -678,7 +697,7 @@ mod tests {
                     utility_lcb: 0.0,
                     order,
                     pv: vec![mv],
-                    pv_visits: vec![10],
+                    pv_visits: vec![visits],
                     ownership: None,
                     ownership_stdev: None,
                 }
@@ -749,5 +768,36 @@ mod tests {
             fresh > 2.0 * kept,
             "fresh {fresh:.2} against kept {kept:.2}"
         );
+    }
+
+    #[test]
+    fn a_mistake_is_drawn_only_where_its_size_is_known() {
+        use tengen_rules::{BoardSize, Rules};
+        let size = BoardSize::square(9).expect("9x9");
+        let at = |x, y| Move::Play(size.loc(x, y).expect("on the board"));
+        let game = Game::new(size, Rules::chinese());
+        let (best, near, far) = (at(2, 2), at(4, 4), at(6, 6));
+        let drawn = |near_visits: u64, aim: f64| {
+            let a = analysis_searched(
+                &game,
+                &[
+                    (best, 0.0, 300),
+                    (near, -aim, near_visits),
+                    (far, -5.0 * aim, 200),
+                ],
+            );
+            candidates(&a, &game, aim)
+                .iter()
+                .any(|c| c.mv == near && c.weight > 0.0)
+        };
+        // A half-point mistake wants its lead known to half a point: 9 visits, not 8.
+        assert!(!drawn(8, 0.5));
+        assert!(drawn(9, 0.5));
+        // A five-point mistake is drawn on one visit.
+        assert!(drawn(1, 5.0));
+        // With nothing else near the target the strong rank plays the best move.
+        let a = analysis_searched(&game, &[(best, 0.0, 300), (near, -0.5, 2)]);
+        let cands = candidates(&a, &game, 0.5);
+        assert_eq!(cands.iter().map(|c| c.mv).collect::<Vec<_>>(), vec![best]);
     }
 }
