@@ -186,11 +186,16 @@ fn point_loss_rises_as_the_rank_falls() {
     let Some(ev) = common::b6c96("strength levels with the b6c96 network", 9) else {
         return;
     };
+    // `max` last, as the measure's floor: at the judge's double visits it differs from 5d
+    // by less than the judge's own noise (a 64-visit search judging a 497-visit one), so
+    // only the ranks are held to the order.
     let ranks = ["25k", "20k", "15k", "10k", "5k", "1d", "5d", "max"].map(rank);
-    // Moves 2 to 30 of two games: 28 positions (40 moves gave 38 and the same order, for
-    // 50 s more of the CI's time).
+    // Moves 2 to 30 of three games: 42 positions. With two games (28) one blunder of a
+    // well-searched-looking move (12 points at 1d) could tie 1d with 5k; three games kept
+    // the order on three sets of seeds (docs/strength.md).
     let mut games = positions(&ev, 9, rank("10k"), 1, 30);
     games.extend(positions(&ev, 9, rank("3k"), 2, 30));
+    games.extend(positions(&ev, 9, rank("1d"), 3, 30));
     // Positions are independent: spread them over the cores (minutes of CPU otherwise on
     // one thread), each thread with its own cache of judged leads.
     let per_position: Vec<Vec<(f64, f64)>> = on_every_core(&ev, |ev, t, threads| {
@@ -236,8 +241,9 @@ fn point_loss_rises_as_the_rank_falls() {
         report.join(", "),
         deviation.join(", ")
     );
-    assert!(games.len() >= 24, "only {} positions", games.len());
-    for (k, pair) in losses.windows(2).enumerate() {
+    assert!(games.len() >= 36, "only {} positions", games.len());
+    let ranked = ranks.len() - 1;
+    for (k, pair) in losses[..ranked].windows(2).enumerate() {
         assert!(
             pair[0] > pair[1],
             "{} loses no more than {}: {}",
@@ -247,7 +253,7 @@ fn point_loss_rises_as_the_rank_falls() {
         );
     }
     // 25k to 5d: at least half the difference the table aims at.
-    let spread = (losses[0] - losses[ranks.len() - 2]) / n;
+    let spread = (losses[0] - losses[ranked - 1]) / n;
     assert!(
         spread > 0.5 * (AIMED_LOSS_25K - AIMED_LOSS_5D),
         "25k loses only {spread:.2} a move more than 5d: {}",
