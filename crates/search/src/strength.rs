@@ -3,8 +3,9 @@
 //!
 //! A rank keeps the network's judgement intact and weakens only the choice: a shorter
 //! search, a flatter root policy (so more moves get evaluated), and a move drawn among the
-//! evaluated ones whose estimated loss is nearest a loss drawn around the rank's aim for
-//! the game's phase, so its mistakes are of an even size rather than rare and large. Safety
+//! moves searched enough to know their loss, the one whose estimated loss is nearest a loss
+//! drawn around the rank's aim for the game's phase, so its mistakes are of an even size
+//! rather than rare and large. Safety
 //! rules a human at any rank keeps hold over the draw: no illegal move, no filling of a
 //! real one-point eye, no pass while the opponent has dead stones on the board.
 
@@ -241,6 +242,23 @@ pub const TARGET_STEPS: usize = 8;
 /// target's draw by policy: a few near-equal mistakes, the more natural first.
 pub const NEAR_WINDOW: f64 = 0.2;
 
+/// How far one playout's score lead typically is from a move's true lead, in points: a
+/// move searched `n` times has its lead known to about this over the square root of `n`
+/// (on 9x9 with b6c96, drawn moves searched once were 1.2 points off a deeper search's
+/// judgement, root mean square; docs/strength.md). A mistake is drawn only among moves
+/// whose lead is known to within the aim (the best move always counts): a rarely searched
+/// move's lead is little more than the network's first guess, and the draw would
+/// otherwise prefer exactly the moves whose guess was too kind (a 1d's "half-point"
+/// mistake that a deeper search finds loses seven points). At 1.2 the ranks from 10k
+/// down keep every move in the middle game; 1d wants 6 visits there.
+pub const LEAD_NOISE: f64 = 1.2;
+
+/// Whether a move searched `visits` times has a lead known well enough to be drawn as a
+/// mistake of `aim` points: [`LEAD_NOISE`] over the square root of its visits within `aim`.
+pub fn known_within(visits: u64, aim: f64) -> bool {
+    LEAD_NOISE <= aim * (visits as f64).sqrt()
+}
+
 /// One candidate of a rank's draw.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Candidate {
@@ -467,23 +485,6 @@ fn estimated_loss(analysis: &Analysis, game: &Game, mv: Move) -> f64 {
         (Some(best), Some(this)) => loss_against(best, this, game.to_move()),
         _ => 0.0,
     }
-}
-
-/// How far one playout's score lead typically is from a move's true lead, in points: a
-/// move searched `n` times has its lead known to about this over the square root of `n`
-/// (on 9x9 with b6c96, drawn moves searched once were 1.2 points off a deeper search's
-/// judgement, root mean square; docs/strength.md). A mistake is drawn only among moves
-/// whose lead is known to within the aim (the best move always counts): a rarely searched
-/// move's lead is little more than the network's first guess, and the draw would
-/// otherwise prefer exactly the moves whose guess was too kind (a 1d's "half-point"
-/// mistake that a deeper search finds loses seven points). At 1.2 the ranks from 10k
-/// down keep every move in the middle game; 1d wants 6 visits there.
-pub const LEAD_NOISE: f64 = 1.2;
-
-/// Whether a move searched `visits` times has a lead known well enough to be drawn as a
-/// mistake of `aim` points: [`LEAD_NOISE`] over the square root of its visits within `aim`.
-pub fn known_within(visits: u64, aim: f64) -> bool {
-    LEAD_NOISE <= aim * (visits as f64).sqrt()
 }
 
 /// `m`'s estimated loss against `best` for `mover`: the difference of their score leads,
