@@ -5,9 +5,9 @@
 //! search, a flatter root policy (so more moves get evaluated), and a move drawn among the
 //! moves searched enough to know their loss, the one whose estimated loss is nearest a loss
 //! drawn around the rank's aim for the game's phase, so its mistakes are of an even size
-//! rather than rare and large. Safety
-//! rules a human at any rank keeps hold over the draw: no illegal move, no filling of a
-//! real one-point eye, no pass while the opponent has dead stones on the board.
+//! rather than rare and large. Safety rules a human at any rank keeps hold over the draw:
+//! no illegal move, no filling of a real one-point eye, no pass while the opponent has
+//! dead stones on the board.
 
 use std::fmt;
 use std::str::FromStr;
