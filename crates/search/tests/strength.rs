@@ -190,9 +190,9 @@ fn point_loss_rises_as_the_rank_falls() {
     // by less than the judge's own noise (a 64-visit search judging a 497-visit one), so
     // only the ranks are held to the order.
     let ranks = ["25k", "20k", "15k", "10k", "5k", "1d", "5d", "max"].map(rank);
-    // Moves 2 to 30 of three games: 42 positions. With two games (28) one blunder of a
-    // well-searched-looking move (12 points at 1d) could tie 1d with 5k; three games kept
-    // the order on three sets of seeds (docs/strength.md).
+    // Moves 2 to 30 of three games: 42 positions. With two games (28) one natural-looking
+    // blunder (a 1d move of 15% policy and 9 visits that lost 12 points) could tie 1d with
+    // 5k; three games kept the order on three sets of seeds (docs/strength.md).
     let mut games = positions(&ev, 9, rank("10k"), 1, 30);
     games.extend(positions(&ev, 9, rank("3k"), 2, 30));
     games.extend(positions(&ev, 9, rank("1d"), 3, 30));
