@@ -65,6 +65,11 @@ pub struct MatchArgs {
     /// Seed of the random openings.
     #[arg(long, default_value_t = 1)]
     opening_seed: u64,
+    /// Index of the first game: games N to N+games-1 are played, with the colours,
+    /// openings and SGF names they have in a whole match, so a stopped match can be
+    /// finished or one match split across processes.
+    #[arg(long, default_value_t = 0)]
+    first_game: usize,
 }
 
 /// How a game was lost by an engine's fault rather than by play.
@@ -113,14 +118,18 @@ pub fn run(a: MatchArgs) -> Result<()> {
         ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    let next = AtomicUsize::new(0);
+    let end = a
+        .first_game
+        .checked_add(a.games)
+        .context("--first-game plus --games is too large")?;
+    let next = AtomicUsize::new(a.first_game);
     let results: Mutex<Vec<(usize, Played)>> = Mutex::new(Vec::new());
     let errors: Mutex<Vec<String>> = Mutex::new(Vec::new());
     std::thread::scope(|s| {
         for _ in 0..a.parallel.clamp(1, a.games.max(1)) {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::SeqCst);
-                if i >= a.games {
+                if i >= end {
                     break;
                 }
                 match play_one(&a, i, rules) {

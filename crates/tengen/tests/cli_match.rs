@@ -141,6 +141,52 @@ fn paired_games_start_from_the_same_random_opening() {
     assert_eq!(openings[0], openings[1]);
     assert_eq!(openings[2], openings[3]);
     assert_ne!(openings[0], openings[2]);
+
+    // A match resumed at game 3 plays game 3 as the whole match did: its SGF name and
+    // its opening.
+    let rest = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_tengen"))
+        .args([
+            "match",
+            "--engine-a",
+            &engine,
+            "--engine-b",
+            &engine,
+            "--games",
+            "1",
+            "--first-game",
+            "3",
+            "--board",
+            "7",
+            "--max-moves",
+            "30",
+            "--opening-moves",
+            "3",
+            "--opening-seed",
+            "5",
+            "--sgf-dir",
+            rest.path().to_str().unwrap(),
+        ])
+        .env("RUST_LOG", "error")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let names: Vec<_> = std::fs::read_dir(rest.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names, ["game-0003.sgf"]);
+    let text = std::fs::read_to_string(rest.path().join("game-0003.sgf")).unwrap();
+    let rec = tengen_rules::sgf::load(&text).unwrap();
+    let opening: Vec<_> = rec.game.turns()[..3]
+        .iter()
+        .map(|t| (t.player, t.mv))
+        .collect();
+    assert_eq!(opening, openings[3]);
 }
 
 /// A shell GTP engine named `name`: `= ` to every command, `genmove` runs `on_genmove`,
