@@ -11,7 +11,7 @@ use crate::hough::{self, Line};
 
 mod window;
 
-use window::{best_window, grow, Support, Window};
+use window::{best_window, grow, settle, Support, Window};
 
 /// The sizes looked for, largest first.
 pub const SIZES: [usize; 3] = [19, 13, 9];
@@ -170,7 +170,12 @@ pub fn find_board(frame: &Frame) -> Result<FoundBoard, NoBoard> {
     let Window {
         score, n, h: hb, ..
     } = best;
-    let hb = refine(&hb, n, &lines_map, 3).unwrap_or(hb);
+    let mut hb = refine(&hb, n, &lines_map, 3).unwrap_or(hb);
+    let offset = settle(&hb, n, &support);
+    if offset != [0, 0] {
+        let moved = hb.then_after(&shift(offset));
+        hb = refine(&moved, n, &lines_map, 3).unwrap_or(moved);
+    }
     // Back to frame pixels.
     let s = 1.0 / factor;
     let to_frame = Homography([s, 0.0, 0.5 * s - 0.5, 0.0, s, 0.5 * s - 0.5, 0.0, 0.0, 1.0]);

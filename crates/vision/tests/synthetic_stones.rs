@@ -277,7 +277,7 @@ fn patch_centre_error(shot: &Rendered, board: &FoundBoard, thickness: f64) -> f6
 }
 
 /// Reads `frames` scenes from seed `first`; returns the tallies (given board, found board).
-fn run(first: u64, frames: u64, find: bool) -> (Tally, Tally) {
+fn run(first: u64, frames: u64, find: bool) -> (Tally, Tally, Finding) {
     let mut reader = stone_reader();
     let (mut given, mut found) = (Tally::default(), Tally::default());
     let mut finding = Finding::default();
@@ -317,7 +317,7 @@ fn run(first: u64, frames: u64, find: bool) -> (Tally, Tally) {
             continue;
         }
         let outcome = find_board(&shot.frame);
-        finding.add(&outcome, &shot, scene.size);
+        finding.add(k, &outcome, &shot, scene.size);
         match outcome {
             Ok(b) if b.size == scene.size => {
                 let reading = reader.read(&shot.frame, &b);
@@ -339,34 +339,37 @@ fn run(first: u64, frames: u64, find: bool) -> (Tally, Tally) {
     if find {
         finding.print();
     }
-    (given, found)
+    (given, found, finding)
 }
 
 /// How board finding did on the rendered frames: not found, another size, or the right
 /// size with its corners on the drawn ones (within a quarter of a spacing) or off them.
 #[derive(Default)]
 struct Finding {
-    none: usize,
-    wrong_size: usize,
     on_grid: usize,
-    off_grid: usize,
-    /// Sizes of the boards found off the grid, and the worst corner error there (spacings).
-    off: Vec<(usize, f64)>,
+    /// Seeds of the frames where no board was found.
+    none: Vec<u64>,
+    /// Seeds of the frames where a board of another size was found, and that size.
+    wrong_size: Vec<(u64, usize)>,
+    /// Seed and size of each board found off the grid, and its worst corner error
+    /// (spacings).
+    off: Vec<(u64, usize, f64)>,
 }
 
 impl Finding {
     fn add(
         &mut self,
+        seed: u64,
         outcome: &Result<FoundBoard, tengen_vision::NoBoard>,
         shot: &Rendered,
         size: BoardSize,
     ) {
         let Ok(b) = outcome else {
-            self.none += 1;
+            self.none.push(seed);
             return;
         };
         if b.size != size {
-            self.wrong_size += 1;
+            self.wrong_size.push((seed, b.size.width()));
             return;
         }
         // The drawn board's spacing: its perimeter over the 4 (n - 1) cells along it.
@@ -394,23 +397,30 @@ impl Finding {
         if error <= 0.25 {
             self.on_grid += 1;
         } else {
-            self.off_grid += 1;
-            self.off.push((size.width(), error));
+            self.off.push((seed, size.width(), error));
         }
     }
 
     fn print(&self) {
+        let off: Vec<_> = self
+            .off
+            .iter()
+            .map(|(k, n, e)| format!("seed {k} {n}x{n} {e:.2}"))
+            .collect();
+        let other: Vec<_> = self
+            .wrong_size
+            .iter()
+            .map(|(k, n)| format!("seed {k} as {n}x{n}"))
+            .collect();
         println!(
             "  find_board: {} on the drawn grid (corners within 0.25 spacing), {} off it, {} \
-             another size, {} not found; off the grid: {:?}",
+             another size, {} not found; off the grid: {off:?}; another size: {other:?}; not \
+             found: {:?}",
             self.on_grid,
-            self.off_grid,
-            self.wrong_size,
-            self.none,
-            self.off
-                .iter()
-                .map(|(n, e)| format!("{n}x{n} {e:.2}"))
-                .collect::<Vec<_>>()
+            self.off.len(),
+            self.wrong_size.len(),
+            self.none.len(),
+            self.none
         );
     }
 }
@@ -422,13 +432,17 @@ const GIVEN_FLOOR: f64 = 0.9985;
 /// frames when set, 0.0014% on the 2,100).
 const WRONG_COLOUR_CEILING: f64 = 0.0005;
 
+/// Boards of the 60 CI frames `find_board` must put on the drawn grid (39 when set; 34
+/// before off-frame points stopped counting as stones and windows a line off were settled).
+const FOUND_FLOOR: usize = 37;
+
 /// Cells a patch's centre may be from half-way up the stone drawn there (0.21 on the 60 CI
 /// frames when set, 0.34 on the 2,100); a wrong camera estimate once put it 0.53 off.
 const CENTRE_ERROR_CEILING: f64 = 0.4;
 
 #[test]
 fn rendered_boards_are_read() {
-    let (given, found) = run(1, 60, true);
+    let (given, found, finding) = run(1, 60, true);
     given.print("(60 frames, drawn grid)");
     given.print_misses();
     found.print("(60 frames, find_board)");
@@ -443,12 +457,17 @@ fn rendered_boards_are_read() {
         "{}",
         given.wrong_colour_rate()
     );
+    assert!(
+        finding.on_grid >= FOUND_FLOOR,
+        "find_board put {} of 60 boards on the drawn grid",
+        finding.on_grid
+    );
 }
 
 #[test]
 #[ignore = "2,100 rendered frames: minutes; the acceptance figure"]
 fn rendered_boards_are_read_at_scale() {
-    let (given, _) = run(10_000, 2100, false);
+    let (given, _, _) = run(10_000, 2100, false);
     given.print("(2100 frames, drawn grid)");
     given.print_misses();
     assert!(given.accuracy() >= GIVEN_FLOOR, "{}", given.accuracy());

@@ -184,33 +184,71 @@ impl LineProfiles {
         if !(-REACH..=REACH).contains(&line) {
             return 0.0;
         }
-        let table = if col { &self.cols } else { &self.rows };
-        let table = &table[(line + REACH) as usize];
-        let (a, b) = (
-            ((from + REACH) * STEPS) as usize,
-            ((to + REACH) * STEPS) as usize + 1,
-        );
-        let (sum, seen) = (table[b].0 - table[a].0, table[b].1 - table[a].1);
-        let total = (b - a) as f64;
+        let (sum, seen) = self.visible(col, line, from, to);
+        let total = ((to - from) * STEPS + 1) as f64;
         let hidden = total - f64::from(seen);
         (sum + hidden * self.stone_credit) / total
     }
+
+    /// Column or row `line`'s contrast summed between `from` and `to` over the samples no
+    /// stone covers, and how many those are.
+    fn visible(&self, col: bool, line: i64, from: i64, to: i64) -> (f64, u32) {
+        between(if col { &self.cols } else { &self.rows }, line, from, to)
+    }
+
+    /// How blank the outermost cells of the window of `n` lines at (c0, r0) are, summed
+    /// over its four sides: on a board the lines across each side run through them, but a
+    /// window stretched onto the board's edge (a dark step between wood and table, which
+    /// looks like one more line) ends in bare margin.
+    fn blank_rims(&self, n: i64, c0: i64, r0: i64) -> f64 {
+        let (c1, r1) = (c0 + n - 1, r0 + n - 1);
+        let rim = |col: bool, from: i64, to: i64, lines: std::ops::RangeInclusive<i64>| {
+            let (sum, seen) = lines
+                .map(|l| self.visible(col, l, from, to))
+                .fold((0.0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+            if seen == 0 {
+                return 0.0;
+            }
+            (RIM_CONTRAST - sum / f64::from(seen)).max(0.0)
+        };
+        rim(false, c0, c0 + 1, r0..=r1)
+            + rim(false, c1 - 1, c1, r0..=r1)
+            + rim(true, r0, r0 + 1, c0..=c1)
+            + rim(true, r1 - 1, r1, c0..=c1)
+    }
+}
+
+/// The offset (columns, rows), each -1, 0 or 1, that moves the board window of `n` lines
+/// of a refined grid `h` onto the board, if it is off by a line: the window one line over
+/// wins when it holds more evidence once blank outermost cells are charged for. Only on a
+/// refined grid are the outermost cells' lines sharp enough to judge by.
+pub(super) fn settle(h: &Homography, n: usize, support: &Support) -> [i64; 2] {
+    let prof = LineProfiles::new(h, support);
+    let n = n as i64;
+    let judged =
+        |c0: i64, r0: i64| prof.evidence(n, c0, r0).0 - RIM_WEIGHT * prof.blank_rims(n, c0, r0);
+    let mut best = ([0, 0], judged(0, 0));
+    for dc in -1..=1 {
+        for dr in -1..=1 {
+            let e = judged(dc, dr);
+            if e > best.1 {
+                best = ([dc, dr], e);
+            }
+        }
+    }
+    best.0
 }
 
 impl LineProfiles {
     /// Column or row `line`'s lattice contrast summed between `from` and `to`, and the
     /// number of its samples there in the frame.
     fn lattice_sum(&self, col: bool, line: i64, from: i64, to: i64) -> (f64, u32) {
-        if !(-REACH..=REACH).contains(&line) {
-            return (0.0, 0);
-        }
-        let table = if col { &self.lat_cols } else { &self.lat_rows };
-        let table = &table[(line + REACH) as usize];
-        let (a, b) = (
-            ((from + REACH) * STEPS) as usize,
-            ((to + REACH) * STEPS) as usize + 1,
-        );
-        (table[b].0 - table[a].0, table[b].1 - table[a].1)
+        between(
+            if col { &self.lat_cols } else { &self.lat_rows },
+            line,
+            from,
+            to,
+        )
     }
 
     /// The lattice contrast summed over the lines of the window of `n` lines at (c0, r0),
@@ -237,9 +275,17 @@ fn lattice(before: f64, line: f64, after: f64) -> f64 {
 /// Whether a stone sits on grid intersection (c, r): of the crossing and four points a
 /// quarter cell from it diagonally (inside a stone, on bare wood beside an empty crossing),
 /// at least four differ from the wood at the cell centres around it (which no stone covers)
-/// in the same direction, darker or lighter, by at least `STONE_DEVIATION`.
+/// in the same direction, darker or lighter, by at least `STONE_DEVIATION`. All of them
+/// must lie in the frame.
 fn is_stone(img: &Plane, front: &dyn Fn(Point) -> Option<Point>, c: f64, r: f64) -> bool {
-    let grey = |dc: f64, dr: f64| front([c + dc, r + dr]).map(|p| img.sample(p[0], p[1]));
+    // Off the frame the image reads black, and a crossing there would look like a black
+    // stone on the wood inside: a board window shifted out of the frame would gain credit.
+    let (w, h) = ((img.width - 1) as f64, (img.height - 1) as f64);
+    let grey = |dc: f64, dr: f64| {
+        front([c + dc, r + dr])
+            .filter(|p| p[0] >= 0.0 && p[1] >= 0.0 && p[0] <= w && p[1] <= h)
+            .map(|p| img.sample(p[0], p[1]))
+    };
     let mut woods = [0.0f32; 4];
     for (k, (dc, dr)) in [(-0.5, -0.5), (0.5, -0.5), (0.5, 0.5), (-0.5, 0.5)]
         .into_iter()
@@ -375,6 +421,11 @@ const GROW_IN_FRAME: f64 = 0.5;
 
 /// The contrast a grid line shows at the least, partly hidden by stones or hands.
 const LINE_CONTRAST: f64 = 0.12;
+/// The contrast the lines across a window's outermost cells show at the least, where no
+/// stone covers them...
+const RIM_CONTRAST: f64 = 0.12;
+/// ...and what each unit of shortfall costs a window, in lines' evidence.
+const RIM_WEIGHT: f64 = 4.0;
 
 /// The window of 9, 13 or 19 lines of hypothesis `h` with the most evidence.
 pub(super) fn best_window(h: &Homography, support: &Support) -> Option<Window> {
@@ -425,6 +476,20 @@ impl LineProfiles {
     }
 }
 
+/// The sum and count of line `line`'s running sums (`running_sums`) between grid
+/// coordinates `from` and `to` along it; nothing for a line out of reach.
+fn between(table: &[Vec<(f64, u32)>], line: i64, from: i64, to: i64) -> (f64, u32) {
+    if !(-REACH..=REACH).contains(&line) {
+        return (0.0, 0);
+    }
+    let table = &table[(line + REACH) as usize];
+    let (a, b) = (
+        ((from + REACH) * STEPS) as usize,
+        ((to + REACH) * STEPS) as usize + 1,
+    );
+    (table[b].0 - table[a].0, table[b].1 - table[a].1)
+}
+
 /// Running sums and counts along each of a window's `side` lines: line `li`'s samples are
 /// `raw[2 li + 1]`, between the half-way lines `raw[2 li]` and `raw[2 li + 2]`; `score`
 /// gives sample `s` its value from (before, on, after), or `None` to leave it out.
@@ -449,4 +514,39 @@ fn running_sums(
             acc
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A grid of 10-pixel cells whose column `c` lies at x = 10 c + `x0`, over plain wood.
+    fn wood_and_grid(x0: f64) -> (Plane, impl Fn(Point) -> Option<Point>) {
+        let (width, height) = (100, 100);
+        let img = Plane {
+            width,
+            height,
+            data: vec![150.0; width * height],
+        };
+        (img, move |g: Point| {
+            Some([10.0 * g[0] + x0, 10.0 * g[1] + 50.0])
+        })
+    }
+
+    #[test]
+    fn a_crossing_off_the_frame_is_not_a_stone() {
+        // Column 10 at x = 104, just past the frame's right edge; the cell centres to its
+        // left are on the wood, the crossing and its quarter points off the frame, where
+        // the image reads black.
+        let (img, front) = wood_and_grid(4.0);
+        assert!(!is_stone(&img, &front, 10.0, 0.0));
+        // A dark disc on the wood in the frame is one.
+        let (mut img, front) = wood_and_grid(4.0);
+        for y in 47..54 {
+            for x in 41..48 {
+                img.data[y * 100 + x] = 30.0;
+            }
+        }
+        assert!(is_stone(&img, &front, 4.0, 0.0));
+    }
 }
