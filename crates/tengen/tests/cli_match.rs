@@ -96,47 +96,42 @@ fn a_short_match_is_played_recorded_and_counted() {
 
 #[test]
 fn paired_games_start_from_the_same_random_opening() {
-    let dir = tempfile::tempdir().unwrap();
     let engine = format!(
         "{} gtp --model none --visits 4",
         env!("CARGO_BIN_EXE_tengen")
     );
-    let out = Command::new(env!("CARGO_BIN_EXE_tengen"))
-        .args([
-            "match",
-            "--engine-a",
-            &engine,
-            "--engine-b",
-            &engine,
-            "--games",
-            "4",
-            "--board",
-            "7",
-            "--max-moves",
-            "30",
-            "--opening-moves",
-            "3",
-            "--opening-seed",
-            "5",
-            "--sgf-dir",
-            dir.path().to_str().unwrap(),
-        ])
-        .env("RUST_LOG", "error")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    // Plays `games` games of one 7x7 match with random openings into `dir`.
+    let play = |dir: &std::path::Path, games: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_tengen"))
+            .args(["match", "--engine-a", &engine, "--engine-b", &engine])
+            .args(games)
+            .args(["--board", "7", "--max-moves", "30", "--opening-moves", "3"])
+            .args(["--opening-seed", "5", "--sgf-dir", dir.to_str().unwrap()])
+            .env("RUST_LOG", "error")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    // The first three moves of a game's record.
+    let opening = |path: std::path::PathBuf| -> Vec<_> {
+        let rec = tengen_rules::sgf::load(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let turns = rec.game.turns();
+        assert!(
+            turns.len() > 3,
+            "{} has only {} moves",
+            path.display(),
+            turns.len()
+        );
+        turns[..3].iter().map(|t| (t.player, t.mv)).collect()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    play(dir.path(), &["--games", "4"]);
     let openings: Vec<Vec<_>> = (0..4)
-        .map(|i| {
-            let path = dir.path().join(format!("game-{i:04}.sgf"));
-            let rec = tengen_rules::sgf::load(&std::fs::read_to_string(path).unwrap()).unwrap();
-            let turns = rec.game.turns();
-            assert!(turns.len() > 3, "game {i} has only {} moves", turns.len());
-            turns[..3].iter().map(|t| (t.player, t.mv)).collect()
-        })
+        .map(|i| opening(dir.path().join(format!("game-{i:04}.sgf"))))
         .collect();
     assert_eq!(openings[0], openings[1]);
     assert_eq!(openings[2], openings[3]);
@@ -145,48 +140,13 @@ fn paired_games_start_from_the_same_random_opening() {
     // A match resumed at game 3 plays game 3 as the whole match did: its SGF name and
     // its opening.
     let rest = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_tengen"))
-        .args([
-            "match",
-            "--engine-a",
-            &engine,
-            "--engine-b",
-            &engine,
-            "--games",
-            "1",
-            "--first-game",
-            "3",
-            "--board",
-            "7",
-            "--max-moves",
-            "30",
-            "--opening-moves",
-            "3",
-            "--opening-seed",
-            "5",
-            "--sgf-dir",
-            rest.path().to_str().unwrap(),
-        ])
-        .env("RUST_LOG", "error")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    play(rest.path(), &["--games", "1", "--first-game", "3"]);
     let names: Vec<_> = std::fs::read_dir(rest.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
     assert_eq!(names, ["game-0003.sgf"]);
-    let text = std::fs::read_to_string(rest.path().join("game-0003.sgf")).unwrap();
-    let rec = tengen_rules::sgf::load(&text).unwrap();
-    let opening: Vec<_> = rec.game.turns()[..3]
-        .iter()
-        .map(|t| (t.player, t.mv))
-        .collect();
-    assert_eq!(opening, openings[3]);
+    assert_eq!(opening(rest.path().join("game-0003.sgf")), openings[3]);
 }
 
 /// A shell GTP engine named `name`: `= ` to every command, `genmove` runs `on_genmove`,

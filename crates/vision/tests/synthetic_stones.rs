@@ -276,7 +276,8 @@ fn patch_centre_error(shot: &Rendered, board: &FoundBoard, thickness: f64) -> f6
         .fold(0.0, f64::max)
 }
 
-/// Reads `frames` scenes from seed `first`; returns the tallies (given board, found board).
+/// Reads `frames` scenes from seed `first`; returns the tallies (given board, found board)
+/// and how board finding did.
 fn run(first: u64, frames: u64, find: bool) -> (Tally, Tally, Finding) {
     let mut reader = stone_reader();
     let (mut given, mut found) = (Tally::default(), Tally::default());

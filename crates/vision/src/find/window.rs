@@ -280,7 +280,10 @@ fn lattice(before: f64, line: f64, after: f64) -> f64 {
 fn is_stone(img: &Plane, front: &dyn Fn(Point) -> Option<Point>, c: f64, r: f64) -> bool {
     // Off the frame the image reads black, and a crossing there would look like a black
     // stone on the wood inside: a board window shifted out of the frame would gain credit.
-    let (w, h) = ((img.width - 1) as f64, (img.height - 1) as f64);
+    let (w, h) = (
+        img.width.saturating_sub(1) as f64,
+        img.height.saturating_sub(1) as f64,
+    );
     let grey = |dc: f64, dr: f64| {
         front([c + dc, r + dr])
             .filter(|p| p[0] >= 0.0 && p[1] >= 0.0 && p[0] <= w && p[1] <= h)
