@@ -2,6 +2,8 @@
 //! the half-way lines beside it (stones on a line count for it), and the 9, 13 or 19 lines
 //! whose evidence is largest.
 
+use std::ops::RangeInclusive;
+
 use crate::filter::Plane;
 use crate::homography::{Homography, Point};
 
@@ -196,41 +198,66 @@ impl LineProfiles {
         between(if col { &self.cols } else { &self.rows }, line, from, to)
     }
 
-    /// How blank the outermost cells of the window of `n` lines at (c0, r0) are, summed
-    /// over its four sides: on a board the lines across each side run through them, but a
-    /// window stretched onto the board's edge (a dark step between wood and table, which
-    /// looks like one more line) ends in bare margin.
-    fn blank_rims(&self, n: i64, c0: i64, r0: i64) -> f64 {
+    /// The mean contrast of the lines crossing the strip between grid lines `from` and
+    /// `to`, over the samples no stone covers; `None` where no sample shows.
+    fn strip(&self, col: bool, from: i64, to: i64, across: RangeInclusive<i64>) -> Option<f64> {
+        let (sum, seen) = across
+            .map(|l| self.visible(col, l, from, to))
+            .fold((0.0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+        (seen > 0).then(|| sum / f64::from(seen))
+    }
+
+    /// The window of `n` lines at (c0, r0) as [`settle`] judges it: its lines' evidence,
+    /// less a charge for each blank outermost cell (on a board the lines across each side
+    /// run through them, but a window stretched onto the board's edge, a dark step between
+    /// wood and table that looks like one more line, ends in bare margin). A line just
+    /// outside counts against the window only as far as the lines across run on to it: a
+    /// board's edge beyond its last line is no grid line, however dark.
+    fn settled(&self, n: i64, c0: i64, r0: i64) -> f64 {
         let (c1, r1) = (c0 + n - 1, r0 + n - 1);
-        let rim = |col: bool, from: i64, to: i64, lines: std::ops::RangeInclusive<i64>| {
-            let (sum, seen) = lines
-                .map(|l| self.visible(col, l, from, to))
-                .fold((0.0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
-            if seen == 0 {
-                return 0.0;
-            }
-            (RIM_CONTRAST - sum / f64::from(seen)).max(0.0)
+        let inside: f64 = (c0..=c1)
+            .map(|c| self.contrast(true, c, r0, r1))
+            .chain((r0..=r1).map(|r| self.contrast(false, r, c0, c1)))
+            .sum();
+        // One side: the window's outermost column (or row) `last`, the line beyond it one
+        // step `dir` further, and the strips just inside and just outside it.
+        let side = |is_col: bool, last: i64, dir: i64| {
+            let span = if is_col { r0..=r1 } else { c0..=c1 };
+            let beyond = self.contrast(is_col, last + dir, *span.start(), *span.end());
+            let strip = |to: i64| self.strip(!is_col, last.min(to), last.max(to), span.clone());
+            let inner = strip(last - dir).map_or(0.0, |m| (RIM_CONTRAST - m).max(0.0));
+            // Bare wood averages zero or a little above (grain along the strip); well
+            // below zero, something dark lies between the crossings (stones' shadows, the
+            // gaps of packed stones): covered, not bare.
+            let runs_on = strip(last + dir).map_or(1.0, |m| {
+                if m < -BARE_FLOOR {
+                    1.0
+                } else {
+                    (m / RIM_CONTRAST).clamp(0.0, 1.0)
+                }
+            });
+            (beyond - LINE_CONTRAST).max(0.0) * runs_on + RIM_WEIGHT * inner
         };
-        rim(false, c0, c0 + 1, r0..=r1)
-            + rim(false, c1 - 1, c1, r0..=r1)
-            + rim(true, r0, r0 + 1, c0..=c1)
-            + rim(true, r1 - 1, r1, c0..=c1)
+        inside
+            - LINE_CONTRAST * (2 * n) as f64
+            - side(true, c0, -1)
+            - side(true, c1, 1)
+            - side(false, r0, -1)
+            - side(false, r1, 1)
     }
 }
 
 /// The offset (columns, rows), each -1, 0 or 1, that moves the board window of `n` lines
 /// of a refined grid `h` onto the board, if it is off by a line: the window one line over
-/// wins when it holds more evidence once blank outermost cells are charged for. Only on a
-/// refined grid are the outermost cells' lines sharp enough to judge by.
+/// wins when it is judged better (`LineProfiles::settled`). Only on a refined grid are
+/// the outermost cells' lines sharp enough to judge by.
 pub(super) fn settle(h: &Homography, n: usize, support: &Support) -> [i64; 2] {
     let prof = LineProfiles::new(h, support);
     let n = n as i64;
-    let judged =
-        |c0: i64, r0: i64| prof.evidence(n, c0, r0).0 - RIM_WEIGHT * prof.blank_rims(n, c0, r0);
-    let mut best = ([0, 0], judged(0, 0));
+    let mut best = ([0, 0], prof.settled(n, 0, 0));
     for dc in -1..=1 {
         for dr in -1..=1 {
-            let e = judged(dc, dr);
+            let e = prof.settled(n, dc, dr);
             if e > best.1 {
                 best = ([dc, dr], e);
             }
@@ -429,6 +456,8 @@ const LINE_CONTRAST: f64 = 0.12;
 const RIM_CONTRAST: f64 = 0.12;
 /// ...and what each unit of shortfall costs a window, in lines' evidence.
 const RIM_WEIGHT: f64 = 4.0;
+/// A strip whose crossing lines average below minus this is covered, not bare margin.
+const BARE_FLOOR: f64 = 0.02;
 
 /// The window of 9, 13 or 19 lines of hypothesis `h` with the most evidence.
 pub(super) fn best_window(h: &Homography, support: &Support) -> Option<Window> {
@@ -551,5 +580,43 @@ mod tests {
             }
         }
         assert!(is_stone(&img, &front, 4.0, 0.0));
+    }
+
+    /// A 9x9 board of 12-pixel cells (column c at x = 30 + 12 c, row r at y = 20 + 12 r)
+    /// whose first column is faint (stones along it, say) and whose right-hand edge, a
+    /// cell past the last column, is a dark line the rows do not reach.
+    fn board_with_a_dark_edge() -> Plane {
+        let (width, height) = (200, 140);
+        let mut data = vec![150.0f32; width * height];
+        let mut dark = |x0: usize, x1: usize, y0: usize, y1: usize, v: f32| {
+            for y in y0..y1 {
+                for x in x0..x1 {
+                    data[y * width + x] = data[y * width + x].min(v);
+                }
+            }
+        };
+        for k in 0..9 {
+            let (x, y) = (30 + 12 * k, 20 + 12 * k);
+            dark(x, x + 2, 20, 118, if k == 0 { 135.0 } else { 60.0 });
+            dark(30, 128, y, y + 2, 60.0);
+        }
+        dark(138, 140, 8, 130, 40.0);
+        Plane {
+            width,
+            height,
+            data,
+        }
+    }
+
+    #[test]
+    fn a_dark_edge_past_the_last_line_does_not_pull_the_window_onto_it() {
+        let img = board_with_a_dark_edge();
+        let support = Support::new(&img, 0.3);
+        // The window of nine columns from x = 42: the board's columns 1 to 8 and the edge.
+        let onto_edge = Homography([12.0, 0.0, 43.0, 0.0, 12.0, 21.0, 0.0, 0.0, 1.0]);
+        assert_eq!(settle(&onto_edge, 9, &support), [-1, 0]);
+        // The board's own window stays.
+        let on_board = Homography([12.0, 0.0, 31.0, 0.0, 12.0, 21.0, 0.0, 0.0, 1.0]);
+        assert_eq!(settle(&on_board, 9, &support), [0, 0]);
     }
 }
