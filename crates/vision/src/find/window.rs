@@ -226,14 +226,14 @@ impl LineProfiles {
             let beyond = self.contrast(is_col, last + dir, *span.start(), *span.end());
             let strip = |to: i64| self.strip(!is_col, last.min(to), last.max(to), span.clone());
             let inner = strip(last - dir).map_or(0.0, |m| (RIM_CONTRAST - m).max(0.0));
-            // Bare wood averages zero or a little above (grain along the strip); well
-            // below zero, something dark lies between the crossings (stones' shadows, the
-            // gaps of packed stones): covered, not bare.
+            // Bare margin reads up to `RIM_CONTRAST` (the wood's grain along the strip), a
+            // board's cell `CROSSED` or more. Well below zero something dark lies between
+            // the crossings (stones' shadows, the gaps of packed stones): covered, not bare.
             let runs_on = strip(last + dir).map_or(1.0, |m| {
                 if m < -BARE_FLOOR {
                     1.0
                 } else {
-                    (m / RIM_CONTRAST).clamp(0.0, 1.0)
+                    ((m - RIM_CONTRAST) / (CROSSED - RIM_CONTRAST)).clamp(0.0, 1.0)
                 }
             });
             (beyond - LINE_CONTRAST).max(0.0) * runs_on + RIM_WEIGHT * inner
@@ -458,6 +458,8 @@ const RIM_CONTRAST: f64 = 0.12;
 const RIM_WEIGHT: f64 = 4.0;
 /// A strip whose crossing lines average below minus this is covered, not bare margin.
 const BARE_FLOOR: f64 = 0.02;
+/// A strip whose crossing lines average this contrast or more is a cell of the board.
+const CROSSED: f64 = 0.3;
 
 /// The window of 9, 13 or 19 lines of hypothesis `h` with the most evidence.
 pub(super) fn best_window(h: &Homography, support: &Support) -> Option<Window> {
