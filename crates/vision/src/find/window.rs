@@ -380,6 +380,11 @@ pub(super) fn grow(w: &Window, support: &Support) -> Option<(Window, [i64; 2])> 
     let inner_mean = inner / f64::from(inner_seen);
     // The same measure a quarter cell off the grid, where a lattice shows least and
     // texture (a table, a cloth, a hand) as much as anywhere.
+    let inner_wood = cell_wood(
+        support.img,
+        &w.h,
+        (0..n - 1).flat_map(|c| (0..n - 1).map(move |r| (c, r))),
+    );
     let prof_q = LineProfiles::new(&w.h.then_after(&shift_by(0.25)), support);
     let (inner_q, inner_q_seen) = prof_q.lattice_window(n, 0, 0);
     // Largest first: a 19x19 board seen through a 13x13 window also shows as a 13x13 one.
@@ -420,7 +425,23 @@ pub(super) fn grow(w: &Window, support: &Support) -> Option<(Window, [i64; 2])> 
         let (all_q, all_q_seen) = prof_q.lattice_window(big, c0, r0);
         let ring_q_mean =
             (all_q - inner_q) / f64::from(all_q_seen.saturating_sub(inner_q_seen).max(1));
-        if ring_mean >= GROW_RING_SHARE * inner_mean && ring_mean >= GROW_OVER_QUARTER * ring_q_mean
+        // The added cells must be the same wood as the window's: a lattice of the board's
+        // edges over a table of another shade is not more board.
+        let inside = |c: i64, r: i64| (0..n - 1).contains(&c) && (0..n - 1).contains(&r);
+        let ring_wood = cell_wood(
+            support.img,
+            &w.h,
+            (c0..c0 + big - 1)
+                .flat_map(|c| (r0..r0 + big - 1).map(move |r| (c, r)))
+                .filter(|&(c, r)| !inside(c, r)),
+        );
+        let same_wood = match (inner_wood, ring_wood) {
+            (Some(a), Some(b)) => f64::from((b - a).abs() / (a + 24.0)) <= GROW_SAME_WOOD,
+            _ => false,
+        };
+        if same_wood
+            && ring_mean >= GROW_RING_SHARE * inner_mean
+            && ring_mean >= GROW_OVER_QUARTER * ring_q_mean
         {
             let (_, score) = prof.evidence(big, c0, r0);
             let grown = Window {
@@ -435,6 +456,19 @@ pub(super) fn grow(w: &Window, support: &Support) -> Option<(Window, [i64; 2])> 
     None
 }
 
+/// The median grey at the centres of `cells` (board coordinates of their top-left
+/// crossings, at `h`) that lie in the frame: the bare wood between the stones.
+fn cell_wood(img: &Plane, h: &Homography, cells: impl Iterator<Item = (i64, i64)>) -> Option<f32> {
+    let (w, hgt) = (img.width as f64 - 1.0, img.height as f64 - 1.0);
+    let mut greys: Vec<f32> = cells
+        .filter_map(|(c, r)| h.apply([c as f64 + 0.5, r as f64 + 0.5]))
+        .filter(|p| p[0] >= 0.0 && p[1] >= 0.0 && p[0] <= w && p[1] <= hgt)
+        .map(|p| img.sample(p[0], p[1]))
+        .collect();
+    greys.sort_by(f32::total_cmp);
+    greys.get(greys.len() / 2).copied()
+}
+
 /// Board coordinates moved by `d` cells along both directions.
 fn shift_by(d: f64) -> Homography {
     Homography([1.0, 0.0, d, 0.0, 1.0, d, 0.0, 0.0, 1.0])
@@ -446,6 +480,8 @@ const GROW_RING_SHARE: f64 = 0.4;
 /// ...and this many times what the same places show a quarter cell off the grid (texture
 /// shows alike on and off the grid, a lattice does not).
 const GROW_OVER_QUARTER: f64 = 1.2;
+/// The added cells' median grey may differ from the window's by this share of it at most.
+const GROW_SAME_WOOD: f64 = 0.25;
 /// Share of the added lines' samples that must lie in the frame.
 const GROW_IN_FRAME: f64 = 0.5;
 
@@ -620,5 +656,48 @@ mod tests {
         // The board's own window stays.
         let on_board = Homography([12.0, 0.0, 31.0, 0.0, 12.0, 21.0, 0.0, 0.0, 1.0]);
         assert_eq!(settle(&on_board, 9, &support), [0, 0]);
+    }
+
+    /// A 13x13 grid of dark lines, 12-pixel cells from x = y = 12, on a 168-pixel image:
+    /// wood of grey 170 under the middle 9x9 lines (from line 2) and `outside` around them.
+    fn grid_on(outside: f32) -> Plane {
+        let side = 168;
+        let mut data = vec![outside; side * side];
+        for y in 36..133 {
+            for x in 36..133 {
+                data[y * side + x] = 170.0;
+            }
+        }
+        for k in 0..13 {
+            let at = 12 + 12 * k;
+            for t in 12..158 {
+                for d in 0..2 {
+                    data[t * side + at + d] = 30.0;
+                    data[(at + d) * side + t] = 30.0;
+                }
+            }
+        }
+        Plane {
+            width: side,
+            height: side,
+            data,
+        }
+    }
+
+    #[test]
+    fn a_window_grows_over_the_same_wood_only() {
+        let nine = |img: &Plane| {
+            let support = Support::new(img, 0.3);
+            let w = Window {
+                evidence: 0.0,
+                score: 0.0,
+                n: 9,
+                h: Homography([12.0, 0.0, 37.0, 0.0, 12.0, 37.0, 0.0, 0.0, 1.0]),
+            };
+            grow(&w, &support).map(|(g, at)| (g.n, at))
+        };
+        assert_eq!(nine(&grid_on(170.0)), Some((13, [-2, -2])));
+        // The same lattice over a table of another shade is not more board.
+        assert_eq!(nine(&grid_on(110.0)), None);
     }
 }
