@@ -1,8 +1,8 @@
 //! Hands and settling on rendered game videos (the acceptance): a game played with
 //! a hand over the board in about 30% of frames, read at 10 frames a second. No stone
-//! change may be reported falsely or on a point under a hand, and every move should be
-//! reported within 10 frames of the hand leaving (asserted as a floor under the goal), on
-//! seven videos: four 19x19 seeds, a 13x13 and two 9x9 games. One line per video.
+//! change may be reported falsely or on a point under a hand, and every move must be
+//! reported within 10 frames of the hand leaving, on seven videos: four 19x19 seeds, a
+//! 13x13 and two 9x9 games. One line per video.
 
 use std::time::Duration;
 
@@ -219,11 +219,12 @@ fn hands_never_cause_a_false_change_and_moves_are_reported_soon_after() {
         moves += o.moves;
     }
     println!("hands videos: {frames} frames, {late} of {moves} moves late or missed");
-    // The goal is none late; measured none at the 0.3 s settle time. At 0.5 s, 1 of 168: on
+    // The goal is none late; measured none at the 0.3 s settle time (on the Intel VM on
+    // 2026-11-25 and three times on the AMD EPYC VM on 2026-11-28). At 0.5 s, 1 of 168: on
     // 19x19 seed 5 the next player's hand covers a move's point five frames after the last
     // hand left, 0.4 s of clear frames. (Before white stones stopped passing for hands, 55
-    // of 120 on the first five videos.) Asserted with a move to spare.
-    assert!(late <= 1, "{late} moves late or missed, more than measured");
+    // of 120 on the first five videos.)
+    assert_eq!(late, 0, "moves late or missed");
 }
 
 /// Diagnosis of late moves (run by hand): the watcher's stages replayed one by one, and for

@@ -198,8 +198,8 @@ impl LineProfiles {
         between(if col { &self.cols } else { &self.rows }, line, from, to)
     }
 
-    /// The mean contrast of the lines crossing the strip between grid lines `from` and
-    /// `to`, over the samples no stone covers; `None` where no sample shows.
+    /// The mean contrast of the lines `across` (columns if `col`) over the strip between
+    /// grid lines `from` and `to`, at the samples no stone covers; `None` where none shows.
     fn strip(&self, col: bool, from: i64, to: i64, across: RangeInclusive<i64>) -> Option<f64> {
         let (sum, seen) = across
             .map(|l| self.visible(col, l, from, to))
