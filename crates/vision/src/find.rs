@@ -29,8 +29,10 @@ const MIN_LINE_FRACTION: f32 = 0.15;
 /// fans a family out, so this is wide.
 const FAMILY_DEGREES: f64 = 22.0;
 /// Peaks of the direction histogram considered as a grid's directions: a family fanned out
-/// by a steep view shows several peaks of its own, which can outrank the other family's.
-const DIRECTION_PEAKS: usize = 5;
+/// by a steep view shows several low peaks of its own, which weak clutter lines around the
+/// other family can outrank (only the two strongest pairs are tried, so more peaks cost
+/// no time).
+const DIRECTION_PEAKS: usize = 7;
 /// Pairs of those peaks tried as the grid's two directions, strongest first.
 const DIRECTION_PAIRS: usize = 2;
 /// The two directions of a grid are at least this far apart in the image.

@@ -433,11 +433,12 @@ const GIVEN_FLOOR: f64 = 0.9985;
 /// frames when set, 0.0014% on the 2,100).
 const WRONG_COLOUR_CEILING: f64 = 0.0005;
 
-/// Boards of the 60 CI frames `find_board` must put on the drawn grid (48 when set; 34
+/// Boards of the 60 CI frames `find_board` must put on the drawn grid (49 when set; 34
 /// before off-frame points stopped counting as stones, windows a line off were settled,
 /// five direction peaks were tried instead of three, a board's edge past its last line
-/// stopped counting against the window and windows grew over the same wood only).
-const FOUND_FLOOR: usize = 46;
+/// stopped counting against the window, windows grew over the same wood only and seven
+/// direction peaks were kept).
+const FOUND_FLOOR: usize = 47;
 
 /// Cells a patch's centre may be from half-way up the stone drawn there (0.21 on the 60 CI
 /// frames when set, 0.34 on the 2,100); a wrong camera estimate once put it 0.53 off.
