@@ -215,10 +215,7 @@ impl LineProfiles {
     /// board's edge beyond its last line is no grid line, however dark.
     fn settled(&self, n: i64, c0: i64, r0: i64) -> f64 {
         let (c1, r1) = (c0 + n - 1, r0 + n - 1);
-        let inside: f64 = (c0..=c1)
-            .map(|c| self.contrast(true, c, r0, r1))
-            .chain((r0..=r1).map(|r| self.contrast(false, r, c0, c1)))
-            .sum();
+        let inside = self.inside(n, c0, r0);
         // One side: the window's outermost column (or row) `last`, the line beyond it one
         // step `dir` further, and the strips just inside and just outside it.
         let side = |is_col: bool, last: i64, dir: i64| {
@@ -426,22 +423,25 @@ pub(super) fn grow(w: &Window, support: &Support) -> Option<(Window, [i64; 2])> 
         let ring_q_mean =
             (all_q - inner_q) / f64::from(all_q_seen.saturating_sub(inner_q_seen).max(1));
         // The added cells must be the same wood as the window's: a lattice of the board's
-        // edges over a table of another shade is not more board.
-        let inside = |c: i64, r: i64| (0..n - 1).contains(&c) && (0..n - 1).contains(&r);
-        let ring_wood = cell_wood(
-            support.img,
-            &w.h,
-            (c0..c0 + big - 1)
-                .flat_map(|c| (r0..r0 + big - 1).map(move |r| (c, r)))
-                .filter(|&(c, r)| !inside(c, r)),
-        );
-        let same_wood = match (inner_wood, ring_wood) {
-            (Some(a), Some(b)) => f64::from((b - a).abs() / (a + 24.0)) <= GROW_SAME_WOOD,
-            _ => false,
+        // edges over a table of another shade is not more board. Measured last: it samples
+        // the image.
+        let same_wood = || {
+            let inside = |c: i64, r: i64| (0..n - 1).contains(&c) && (0..n - 1).contains(&r);
+            let ring_wood = cell_wood(
+                support.img,
+                &w.h,
+                (c0..c0 + big - 1)
+                    .flat_map(|c| (r0..r0 + big - 1).map(move |r| (c, r)))
+                    .filter(|&(c, r)| !inside(c, r)),
+            );
+            match (inner_wood, ring_wood) {
+                (Some(a), Some(b)) => f64::from((b - a).abs() / (a + 24.0)) <= GROW_SAME_WOOD,
+                _ => false,
+            }
         };
-        if same_wood
-            && ring_mean >= GROW_RING_SHARE * inner_mean
+        if ring_mean >= GROW_RING_SHARE * inner_mean
             && ring_mean >= GROW_OVER_QUARTER * ring_q_mean
+            && same_wood()
         {
             let (_, score) = prof.evidence(big, c0, r0);
             let grown = Window {
@@ -523,13 +523,19 @@ pub(super) fn best_window(h: &Homography, support: &Support) -> Option<Window> {
 }
 
 impl LineProfiles {
+    /// The contrast of the window of `n` lines at (c0, r0), summed over its lines.
+    fn inside(&self, n: i64, c0: i64, r0: i64) -> f64 {
+        let (c1, r1) = (c0 + n - 1, r0 + n - 1);
+        (c0..=c1)
+            .map(|c| self.contrast(true, c, r0, r1))
+            .chain((r0..=r1).map(|r| self.contrast(false, r, c0, c1)))
+            .sum()
+    }
+
     /// The window of `n` lines at (c0, r0): its evidence (see `Window::evidence`) and score.
     fn evidence(&self, n: i64, c0: i64, r0: i64) -> (f64, f64) {
         let (c1, r1) = (c0 + n - 1, r0 + n - 1);
-        let inside: f64 = (c0..=c1)
-            .map(|c| self.contrast(true, c, r0, r1))
-            .chain((r0..=r1).map(|r| self.contrast(false, r, c0, c1)))
-            .sum::<f64>();
+        let inside = self.inside(n, c0, r0);
         let beyond = [
             self.contrast(true, c0 - 1, r0, r1),
             self.contrast(true, c1 + 1, r0, r1),
