@@ -73,11 +73,14 @@ fn judged_lead(ev: &Arc<dyn Evaluator>, game: &Game, mover: Player) -> f64 {
 }
 
 /// Positions from a seeded game the network plays with itself at `s` from an empty
-/// board: every other position from move 2 until `moves` or the game's end.
+/// board: every other position from move 2 until `moves` or the game's end. The
+/// network's cache is emptied first, so the game does not depend on what it evaluated
+/// before.
 fn positions(ev: &Arc<dyn Evaluator>, n: usize, s: Strength, seed: u64, moves: usize) -> Vec<Game> {
     let mut game = Game::new(BoardSize::square(n).unwrap(), Rules::chinese());
     let mut rng = fastrand::Rng::with_seed(seed);
     let mut out = Vec::new();
+    ev.clear_cache();
     for i in 0..moves {
         if game.is_over() {
             break;
@@ -193,11 +196,29 @@ fn point_loss_rises_as_the_rank_falls() {
     // Moves 2 to 30 of three games: 42 positions. With two games (28) one natural-looking
     // blunder (a 1d move of 15% policy and 9 visits that lost 12 points) could tie 1d with
     // 5k; three games kept the order on three sets of seeds (docs/strength.md).
-    let mut games = positions(&ev, 9, rank("10k"), 1, 30);
-    games.extend(positions(&ev, 9, rank("3k"), 2, 30));
-    games.extend(positions(&ev, 9, rank("1d"), 3, 30));
+    // The games are independent too: played on every core (a minute on one), the longest
+    // (1d's, the most visits) first, then put back in this order. Each starts from a cold
+    // cache, so whichever thread plays it, it is the same game.
+    let plays = [("1d", 3), ("3k", 2), ("10k", 1)];
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut played: Vec<(usize, Vec<Game>)> = on_every_core(&ev, |ev, _, _| {
+        std::iter::from_fn(|| {
+            let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let &(s, seed) = plays.get(k)?;
+            Some((k, positions(ev, 9, rank(s), seed, 30)))
+        })
+        .collect::<Vec<_>>()
+    })
+    .into_iter()
+    .flatten()
+    .collect();
+    played.sort_by_key(|&(k, _)| std::cmp::Reverse(k));
+    let games: Vec<Game> = played.into_iter().flat_map(|(_, g)| g).collect();
     // Positions are independent: spread them over the cores (minutes of CPU otherwise on
-    // one thread), each thread with its own cache of judged leads.
+    // one thread), each thread with its own cache of judged leads. Dealt out in a fixed
+    // order to threads starting from cold caches, so the figures do not depend on timing
+    // (a cached evaluation is the first history's).
+    ev.clear_cache();
     let per_position: Vec<Vec<(f64, f64)>> = on_every_core(&ev, |ev, t, threads| {
         let mut after: HashMap<(usize, Move), f64> = HashMap::new();
         let mut rows = Vec::new();
