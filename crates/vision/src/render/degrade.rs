@@ -20,6 +20,14 @@ pub fn develop(
     d: &Degrade,
     seed: u64,
 ) -> (Frame, Option<Vec<u8>>) {
+    expose(&mut img, width, height, d);
+    finish(&img, width, height, d, seed)
+}
+
+/// The optics and tone of `d` in place: exposure, vignetting, the tone curve (to display
+/// levels 0..255) and blur. The same for every frame of a still scene, so a video does it
+/// once for them all.
+pub fn expose(img: &mut [f32], width: usize, height: usize, d: &Degrade) {
     let tone = tone_table();
     let (cx, cy) = (width as f32 / 2.0, height as f32 / 2.0);
     let r2max = cx * cx + cy * cy;
@@ -44,8 +52,19 @@ pub fn develop(
         0.0
     };
     if sigma > 0.2 {
-        blur(&mut img, width, height, sigma as f32);
+        blur(img, width, height, sigma as f32);
     }
+}
+
+/// What differs from frame to frame after [`expose`]: sensor noise (seeded by `seed`),
+/// 8-bit quantisation and JPEG compression.
+pub fn finish(
+    img: &[f32],
+    width: usize,
+    height: usize,
+    d: &Degrade,
+    seed: u64,
+) -> (Frame, Option<Vec<u8>>) {
     let noise = d.noise.max(0.0) as f32;
     let mut rng = fastrand::Rng::with_seed(seed);
     let bytes: Vec<u8> = if noise > 0.0 {

@@ -4,10 +4,10 @@
 use tengen_rules::Player;
 
 use super::camera::{add, dot, normalize, scale, sub, Pose, Vec3};
-use super::degrade::develop;
+use super::degrade::{expose, finish};
 use super::hands::HandShape;
 use super::light::{FlatLight, Lamp, Material};
-use super::scene::{Scene, StoneLook};
+use super::scene::{Degrade, Scene, StoneLook};
 use super::stones::{contact_shade, material, segment_distance, stone_shadow, Lens as StoneLens};
 use super::wood::{floor, ink, slow, value_noise, wood, wood_with, Slow};
 use super::{Lens, Rendered};
@@ -46,7 +46,7 @@ struct Stage<'a> {
 
 /// Draws a scene: see [`super::render`].
 pub fn paint(scene: &Scene) -> Rendered {
-    paint_clean(scene).develop(scene)
+    paint_clean(scene).expose(&scene.degrade).develop(scene)
 }
 
 /// A scene drawn in linear light before the camera's degradations, with its labels: what
@@ -66,25 +66,40 @@ pub(super) struct Painted {
 }
 
 impl Painted {
-    /// The frame as the camera delivers it: `scene`'s degradations and noise applied.
-    pub(super) fn develop(self, scene: &Scene) -> Rendered {
-        let (frame, jpeg) = develop(
-            self.linear,
-            self.width,
-            self.height,
+    /// The picture through the camera's optics and tone curve ([`expose`]), what every
+    /// frame of a still scene shares before its own noise.
+    pub(super) fn expose(mut self, d: &Degrade) -> Exposed {
+        expose(&mut self.linear, self.width, self.height, d);
+        Exposed(self)
+    }
+}
+
+/// A [`Painted`] scene after [`Painted::expose`]: its picture in display levels.
+#[derive(Clone, Debug)]
+pub(super) struct Exposed(Painted);
+
+impl Exposed {
+    /// The frame as the camera delivers it: `scene`'s noise and compression applied (its
+    /// degradations must be those this was exposed with).
+    pub(super) fn develop(&self, scene: &Scene) -> Rendered {
+        let p = &self.0;
+        let (frame, jpeg) = finish(
+            &p.linear,
+            p.width,
+            p.height,
             &scene.degrade,
             scene.noise_seed,
         );
         Rendered {
             frame,
             jpeg,
-            corners: self.corners,
-            grid: self.grid,
-            occluded: self.occluded,
-            hand_mask: self.hand_mask,
-            lens: self.lens,
-            pose: self.pose,
-            aspect: self.aspect,
+            corners: p.corners,
+            grid: p.grid,
+            occluded: p.occluded.clone(),
+            hand_mask: p.hand_mask.clone(),
+            lens: p.lens,
+            pose: p.pose,
+            aspect: p.aspect,
         }
     }
 }

@@ -3,7 +3,7 @@
 //! (the stones physically on the board, the points under a hand, the moves completed).
 //! Optionally a stone is knocked onto a neighbouring point, left there a while and put back.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use fastrand::Rng;
 use tengen_rules::sgf::{self, SgfError};
@@ -11,7 +11,7 @@ use tengen_rules::{Board, BoardSize, Move, Player};
 use thiserror::Error;
 
 use super::hands::Hand;
-use super::paint::{paint_clean, Painted};
+use super::paint::{paint_clean, Exposed};
 use super::scene::{Scene, StoneLook, Variation};
 use super::Rendered;
 
@@ -112,11 +112,11 @@ impl Planned {
     }
 }
 
-/// The last frame drawn, before its noise, and its number: most frames of a video show
-/// what the one before showed (nobody's hand is over the board), and drawing is most of
-/// the cost of rendering, so they share it.
+/// The last frame drawn and exposed, before its noise, and its number: most frames of a
+/// video show what the one before showed (nobody's hand is over the board), and drawing,
+/// tone and blur are most of the cost of rendering, so they share them.
 #[derive(Debug, Default)]
-struct LastPainted(Mutex<Option<(usize, Painted)>>);
+struct LastPainted(Mutex<Option<(usize, Arc<Exposed>)>>);
 
 impl Clone for LastPainted {
     fn clone(&self) -> Self {
@@ -230,18 +230,21 @@ impl Video {
             .0
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        let painted = match last.as_ref() {
-            Some((i, painted)) if self.plan[*i].looks_like(p) => painted.clone(),
+        // Every frame's scene has the video's one set of degradations: only the noise's
+        // seed differs, which `develop` applies.
+        let exposed = match last.as_ref() {
+            Some((i, exposed)) if self.plan[*i].looks_like(p) => exposed.clone(),
             _ => {
-                let painted = paint_clean(&scene);
-                *last = Some((index, painted.clone()));
-                painted
+                let exposed = Arc::new(paint_clean(&scene).expose(&scene.degrade));
+                *last = Some((index, exposed.clone()));
+                exposed
             }
         };
         drop(last);
+        let rendered = exposed.develop(&scene);
         Some(VideoFrame {
             index,
-            rendered: painted.develop(&scene),
+            rendered,
             stones: p.stones.clone(),
             moves_done: p.moves_done,
             hand: p.hand.is_some(),
