@@ -197,8 +197,9 @@ fn point_loss_rises_as_the_rank_falls() {
     // blunder (a 1d move of 15% policy and 9 visits that lost 12 points) could tie 1d with
     // 5k; three games kept the order on three sets of seeds (docs/strength.md).
     // The games are independent too: played on every core (a minute on one), the longest
-    // (1d's, the most visits) first, then put back in this order. Each starts from a cold
-    // cache, so whichever thread plays it, it is the same game.
+    // (1d's, the most visits) first, then put back as 10k, 3k, 1d, the order the positions
+    // are judged in. Each starts from a cold cache, so whichever thread plays it, it is the
+    // same game.
     let plays = [("1d", 3), ("3k", 2), ("10k", 1)];
     let next = std::sync::atomic::AtomicUsize::new(0);
     let mut played: Vec<(usize, Vec<Game>)> = on_every_core(&ev, |ev, _, _| {

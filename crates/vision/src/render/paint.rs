@@ -46,12 +46,14 @@ struct Stage<'a> {
 
 /// Draws a scene: see [`super::render`].
 pub fn paint(scene: &Scene) -> Rendered {
-    paint_clean(scene).expose(&scene.degrade).develop(scene)
+    paint_clean(scene)
+        .expose(&scene.degrade)
+        .develop(scene.noise_seed)
 }
 
 /// A scene drawn in linear light before the camera's degradations, with its labels: what
 /// frames of a video with the same board, stones and hands share (only the noise differs).
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub(super) struct Painted {
     linear: Vec<f32>,
     width: usize,
@@ -70,26 +72,27 @@ impl Painted {
     /// frame of a still scene shares before its own noise.
     pub(super) fn expose(mut self, d: &Degrade) -> Exposed {
         expose(&mut self.linear, self.width, self.height, d);
-        Exposed(self)
+        Exposed {
+            painted: self,
+            degrade: d.clone(),
+        }
     }
 }
 
-/// A [`Painted`] scene after [`Painted::expose`]: its picture in display levels.
-#[derive(Clone, Debug)]
-pub(super) struct Exposed(Painted);
+/// A [`Painted`] scene after [`Painted::expose`]: its picture in display levels, and the
+/// degradations it was exposed with (the rest of them, noise and compression, are
+/// applied per frame).
+#[derive(Debug)]
+pub(super) struct Exposed {
+    painted: Painted,
+    degrade: Degrade,
+}
 
 impl Exposed {
-    /// The frame as the camera delivers it: `scene`'s noise and compression applied (its
-    /// degradations must be those this was exposed with).
-    pub(super) fn develop(&self, scene: &Scene) -> Rendered {
-        let p = &self.0;
-        let (frame, jpeg) = finish(
-            &p.linear,
-            p.width,
-            p.height,
-            &scene.degrade,
-            scene.noise_seed,
-        );
+    /// The frame as the camera delivers it, with the sensor noise of `noise_seed`.
+    pub(super) fn develop(&self, noise_seed: u64) -> Rendered {
+        let p = &self.painted;
+        let (frame, jpeg) = finish(&p.linear, p.width, p.height, &self.degrade, noise_seed);
         Rendered {
             frame,
             jpeg,

@@ -230,8 +230,6 @@ impl Video {
             .0
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        // Every frame's scene has the video's one set of degradations: only the noise's
-        // seed differs, which `develop` applies.
         let exposed = match last.as_ref() {
             Some((i, exposed)) if self.plan[*i].looks_like(p) => exposed.clone(),
             _ => {
@@ -241,7 +239,7 @@ impl Video {
             }
         };
         drop(last);
-        let rendered = exposed.develop(&scene);
+        let rendered = exposed.develop(scene.noise_seed);
         Some(VideoFrame {
             index,
             rendered,
