@@ -79,6 +79,7 @@ fi
 # The tests are built with the `ort` feature (its code is behind that feature only; nothing is
 # linked) and run the network golden tests on ONNX Runtime too, with the library from the
 # `onnxruntime` PyPI wheel, fetched once into ~/.cache/tengen; without it they say they skipped.
+# The search's network suites (strength, tactics) then evaluate on it rather than on tract.
 step "tests"
 if [[ -z "${ORT_DYLIB_PATH:-}" ]]; then
     ORT_DYLIB_PATH="$(crates/nn/scripts/fetch-onnxruntime.sh)" || ORT_DYLIB_PATH=""

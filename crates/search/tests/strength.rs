@@ -1,7 +1,8 @@
-//! Strength levels with the g170 b6c96 network (tract): at every rank the moves it may
-//! draw are legal and never fill one's own real eye, a rank does not pass while the
-//! opponent has dead stones, and the average point loss per move, measured by a
-//! full-strength search, rises as the rank falls. Skipped without ../shared.
+//! Strength levels with the g170 b6c96 network (on ONNX Runtime when ORT_DYLIB_PATH names
+//! it, else tract): at every rank the moves it may draw are legal and never fill one's own
+//! real eye, a rank does not pass while the opponent has dead stones, and the average point
+//! loss per move, measured by a full-strength search, rises as the rank falls. Skipped
+//! without ../shared.
 
 mod common;
 

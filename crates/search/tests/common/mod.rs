@@ -2,6 +2,8 @@
 
 use std::sync::Arc;
 
+#[cfg(feature = "ort")]
+use tengen_nn::backend::ort::{OrtBackend, OrtOptions, ORT_DYLIB_PATH};
 use tengen_nn::backend::tract::{TractBackend, TractOptions};
 use tengen_nn::backend::Backend;
 use tengen_nn::eval::{Evaluator as NnEvaluator, EvaluatorConfig};
@@ -10,7 +12,7 @@ use tengen_nn::onnx::build::{build_graph, BuildOptions};
 use tengen_nn::onnx::load::LoadedModel;
 use tengen_search::Evaluator;
 
-/// b6c96 on tract (one thread, batches of one) for an `n`x`n` board; `None` (with a note
+/// b6c96 on one thread with batches of one for an `n`x`n` board; `None` (with a note
 /// naming `what`) without the shared data.
 pub fn b6c96(what: &str, n: usize) -> Option<Arc<dyn Evaluator>> {
     let path = tengen_test_support::shared_path(what, "models/g170-b6c96.bin.gz")?;
@@ -23,23 +25,43 @@ pub fn b6c96(what: &str, n: usize) -> Option<Arc<dyn Evaluator>> {
         progress: None,
     };
     let model = LoadedModel::from_proto(build_graph(&desc, &opts).expect("graph")).expect("load");
-    let backend = TractBackend::new(
-        &model,
-        TractOptions {
-            threads: 1,
-            ..TractOptions::default()
-        },
-    )
-    .expect("backend");
+    let backend = backend(&model);
     let config = EvaluatorConfig {
         max_batch: 1,
         ..EvaluatorConfig::default()
     };
-    let ev = NnEvaluator::new(
-        Arc::new(backend) as Arc<dyn Backend>,
-        model.metadata,
-        config,
-    )
-    .expect("evaluator");
+    let ev = NnEvaluator::new(backend, model.metadata, config).expect("evaluator");
     Some(Arc::new(ev))
+}
+
+/// ONNX Runtime's CPU provider when built with `ort` and `ORT_DYLIB_PATH` names its
+/// library, else tract: the same network either way, ONNX Runtime the faster.
+fn backend(model: &LoadedModel) -> Arc<dyn Backend> {
+    static SAID: std::sync::Once = std::sync::Once::new();
+    SAID.call_once(|| {
+        let name = if on_ort() { "ONNX Runtime" } else { "tract" };
+        println!("b6c96 evaluates on {name}");
+    });
+    #[cfg(feature = "ort")]
+    if on_ort() {
+        let options = OrtOptions {
+            intra_threads: 1,
+            max_batch: 1,
+            ..OrtOptions::default()
+        };
+        return Arc::new(OrtBackend::new(model, options).expect("ONNX Runtime backend"));
+    }
+    let options = TractOptions {
+        threads: 1,
+        ..TractOptions::default()
+    };
+    Arc::new(TractBackend::new(model, options).expect("tract backend"))
+}
+
+/// Whether [`b6c96`] evaluates on ONNX Runtime (else on tract).
+fn on_ort() -> bool {
+    #[cfg(feature = "ort")]
+    return std::env::var_os(ORT_DYLIB_PATH).is_some_and(|p| !p.is_empty());
+    #[cfg(not(feature = "ort"))]
+    false
 }
