@@ -157,14 +157,16 @@ fn blur(img: &mut [f32], width: usize, height: usize, sigma: f32) {
 /// Encodes a frame as JPEG at `quality` and decodes it again: the decoded frame and the bytes.
 pub fn jpeg_round_trip(frame: &Frame, quality: u8) -> Option<(Frame, Vec<u8>)> {
     let mut out = Vec::new();
-    image::ImageEncoder::write_image(
-        image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, quality.clamp(1, 100)),
-        frame.data(),
-        frame.width() as u32,
-        frame.height() as u32,
-        image::ExtendedColorType::Rgb8,
-    )
-    .ok()?;
+    let mut encoder = jpeg_encoder::Encoder::new(&mut out, quality.clamp(1, 100));
+    // Full-resolution colour, as the frames have always been compressed here.
+    encoder.set_sampling_factor(jpeg_encoder::SamplingFactor::F_1_1);
+    let (width, height) = (
+        u16::try_from(frame.width()).ok()?,
+        u16::try_from(frame.height()).ok()?,
+    );
+    encoder
+        .encode(frame.data(), width, height, jpeg_encoder::ColorType::Rgb)
+        .ok()?;
     Some((Frame::decode(&out).ok()?, out))
 }
 
