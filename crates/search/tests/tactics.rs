@@ -1,8 +1,8 @@
 //! The search with KataGo's g170 b6c96 network (ONNX Runtime or tract, as `common` picks)
 //! on tactical positions: a working ladder is started, an escapable atari is escaped, a
 //! seki is left alone, and the only living move is found in standard life-and-death
-//! shapes. Also: a fixed seed,
-//! one thread and a fixed symmetry give identical analyses. Skipped without ../shared.
+//! shapes. Also: a fixed seed, one thread and a fixed symmetry give identical analyses.
+//! Skipped without ../shared.
 
 mod common;
 
