@@ -107,8 +107,11 @@ pub struct MoveInfo {
     pub order: usize,
     /// Principal variation starting with this move.
     pub pv: Vec<Move>,
-    /// Visits of each node of the PV.
+    /// Visits of each node of the PV (KataGo's `pvVisits`).
     pub pv_visits: Vec<u64>,
+    /// Visits through each edge of the PV (`pvEdgeVisits`): fewer than the node's when
+    /// graph search also reaches it by another move order.
+    pub pv_edge_visits: Vec<u64>,
     /// Ownership after this move (White = +1), if asked for.
     pub ownership: Option<Vec<f32>>,
     /// Its stdev.
@@ -353,7 +356,7 @@ fn build(
         let m = &node.stats;
         let (lcb, radius) = choice.lcb[slot];
         let winrate = 0.5 * (1.0 + m.winloss);
-        let (pv, pv_visits) = principal_variation(tree, e.child, e, opts.pv_len, size);
+        let (pv, pv_visits, pv_edge_visits) = principal_variation(tree, e, opts.pv_len, size);
         let (ownership, ownership_stdev) = if opts.moves_ownership {
             inner
                 .own_children
@@ -384,6 +387,7 @@ fn build(
                 order: 0,
                 pv,
                 pv_visits,
+                pv_edge_visits,
                 ownership,
                 ownership_stdev,
             },
@@ -533,17 +537,19 @@ fn choose(tree: &Tree, params: &SearchParams, utility: &UtilityFn, bonus: &[f32]
     Choice { values, lcb }
 }
 
-/// The most-visited line from the root's edge `first` to `c`.
+/// The most-visited line from the root's edge `first`, with the visits of its nodes and of
+/// its edges.
 fn principal_variation(
     tree: &Tree,
-    c: u32,
     first: &crate::tree::Edge,
     len: usize,
     size: BoardSize,
-) -> (Vec<Move>, Vec<u64>) {
+) -> (Vec<Move>, Vec<u64>, Vec<u64>) {
+    let node_visits = |e: &crate::tree::Edge| u64::from(tree.nodes[e.child as usize].stats.visits);
     let mut pv = vec![index_move(size, usize::from(first.mv))];
-    let mut visits = vec![u64::from(first.visits)];
-    let mut n = c;
+    let mut visits = vec![node_visits(first)];
+    let mut edge_visits = vec![u64::from(first.visits)];
+    let mut n = first.child;
     while pv.len() < len.max(1) {
         let next = tree.edges_of(n).iter().max_by(|a, b| {
             a.visits
@@ -553,13 +559,14 @@ fn principal_variation(
         match next {
             Some(e) if e.visits > 0 => {
                 pv.push(index_move(size, usize::from(e.mv)));
-                visits.push(u64::from(e.visits));
+                visits.push(node_visits(e));
+                edge_visits.push(u64::from(e.visits));
                 n = e.child;
             }
             _ => break,
         }
     }
-    (pv, visits)
+    (pv, visits, edge_visits)
 }
 
 /// A hash of the stones, player to move and ko point that is the same for all symmetric

@@ -702,6 +702,7 @@ mod tests {
                     order,
                     pv: vec![mv],
                     pv_visits: vec![visits],
+                    pv_edge_visits: vec![visits],
                     ownership: None,
                     ownership_stdev: None,
                 }

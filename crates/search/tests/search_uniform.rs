@@ -21,17 +21,24 @@ fn game9() -> Game {
 }
 
 fn search(threads: usize) -> Search {
-    let params = SearchParams {
+    search_with(SearchParams {
         threads,
         ..SearchParams::default()
-    };
+    })
+}
+
+fn search_with(params: SearchParams) -> Search {
     Search::new(Arc::new(UniformEvaluator) as Arc<dyn Evaluator>, params)
 }
 
 #[test]
 fn visit_limit_is_exact_and_child_visits_add_up() {
-    for threads in [1, 3] {
-        let mut s = search(threads);
+    for (threads, graph) in [(1, true), (3, true), (3, false)] {
+        let mut s = search_with(SearchParams {
+            threads,
+            use_graph_search: graph,
+            ..SearchParams::default()
+        });
         s.set_position(&game9());
         let stats = s.run(Limits::visits(300)).unwrap();
         assert_eq!(stats.root_visits, 300, "{threads} threads");
@@ -43,8 +50,26 @@ fn visit_limit_is_exact_and_child_visits_add_up() {
         for (i, m) in a.moves.iter().enumerate() {
             assert_eq!(m.order, i);
             assert_eq!(m.pv[0], m.mv);
-            assert_eq!(m.pv_visits[0], m.visits);
-            assert!(m.pv_visits.windows(2).all(|w| w[1] <= w[0]));
+            assert_eq!(m.pv.len(), m.pv_visits.len());
+            assert_eq!(m.pv.len(), m.pv_edge_visits.len());
+            assert_eq!(
+                (m.pv_visits[0], m.pv_edge_visits[0]),
+                (m.visits, m.edge_visits)
+            );
+            // A node holds every visit through the edge into it, and its own evaluation is
+            // one visit that no edge out of it carries. In a graph a node reached by
+            // another move order may hold more visits than its parent, so only without
+            // graph search do the node visits fall along the line.
+            for k in 0..m.pv.len() {
+                assert!(m.pv_edge_visits[k] <= m.pv_visits[k], "{m:?}");
+                if k > 0 {
+                    assert!(m.pv_edge_visits[k] < m.pv_visits[k - 1], "{m:?}");
+                }
+            }
+            if !graph {
+                assert_eq!(m.pv_visits, m.pv_edge_visits);
+                assert!(m.pv_visits.windows(2).all(|w| w[1] < w[0]), "{m:?}");
+            }
             assert!((0.0..=1.0).contains(&m.winrate));
         }
     }

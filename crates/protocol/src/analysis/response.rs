@@ -46,10 +46,9 @@ pub fn response(
                 "pv": m.pv.iter().take(pv_len).map(|&mv| size.gtp(mv)).collect::<Vec<_>>(),
             });
             if task.query.pv_visits {
-                let visits: Vec<u64> = m.pv_visits.iter().take(pv_len).copied().collect();
-                // Without graph search, a PV node is reached only by its edge: the two agree.
-                v["pvEdgeVisits"] = json!(visits);
-                v["pvVisits"] = json!(visits);
+                let first = |v: &[u64]| v.iter().take(pv_len).copied().collect::<Vec<u64>>();
+                v["pvVisits"] = json!(first(&m.pv_visits));
+                v["pvEdgeVisits"] = json!(first(&m.pv_edge_visits));
             }
             if task.query.moves_ownership {
                 if let Some(o) = &m.ownership {

@@ -40,8 +40,10 @@ pub struct AnalyzeArgs {
     pub ownership_stdev: bool,
     /// Include ownership after each move.
     pub moves_ownership: bool,
-    /// Include PV visits.
+    /// Include the visits of each PV node.
     pub pv_visits: bool,
+    /// Include the visits through each PV edge.
+    pub pv_edge_visits: bool,
     /// Include root values.
     pub root_info: bool,
     /// Avoid/allow rules.
@@ -155,9 +157,13 @@ pub fn format_line(a: &Analysis, args: &AnalyzeArgs, view: Perspective) -> Optio
                 );
             }
         }
-        if args.pv_visits {
-            let v: Vec<String> = m.pv_visits.iter().map(u64::to_string).collect();
-            let _ = write!(out, " pvVisits {}", v.join(" "));
+        let counts = [
+            ("pvVisits", args.pv_visits, &m.pv_visits),
+            ("pvEdgeVisits", args.pv_edge_visits, &m.pv_edge_visits),
+        ];
+        for (name, _, v) in counts.iter().filter(|c| c.1) {
+            let v: Vec<String> = v.iter().map(u64::to_string).collect();
+            let _ = write!(out, " {name} {}", v.join(" "));
         }
         if args.format == Format::Kata && args.moves_ownership {
             push_values(&mut out, "movesOwnership", m.ownership.as_deref(), pts);

@@ -30,6 +30,8 @@ pub struct AnalyzeRequest {
     pub moves_ownership: Option<bool>,
     /// `pvVisits`.
     pub pv_visits: Option<bool>,
+    /// `pvEdgeVisits` (KataGo's format only).
+    pub pv_edge_visits: Option<bool>,
     /// `rootInfo` (KataGo's format only).
     pub root_info: Option<bool>,
     /// `avoid` and `allow` rules, in order.
@@ -118,7 +120,8 @@ impl AnalyzeRequest {
                     });
                     4
                 }
-                "ownership" | "ownershipStdev" | "movesOwnership" | "pvVisits" | "rootInfo"
+                "ownership" | "ownershipStdev" | "movesOwnership" | "pvVisits" | "pvEdgeVisits"
+                | "rootInfo"
                     if format == Format::Kata =>
                 {
                     let b = flag(take(1)?[0])?;
@@ -127,6 +130,7 @@ impl AnalyzeRequest {
                         "ownershipStdev" => r.ownership_stdev = b,
                         "movesOwnership" => r.moves_ownership = b,
                         "pvVisits" => r.pv_visits = b,
+                        "pvEdgeVisits" => r.pv_edge_visits = b,
                         _ => r.root_info = b,
                     }
                     2
@@ -182,6 +186,7 @@ impl AnalyzeRequest {
             ownership_stdev,
             moves_ownership: self.moves_ownership.unwrap_or(false),
             pv_visits: self.pv_visits.unwrap_or(false),
+            pv_edge_visits: self.pv_edge_visits.unwrap_or(false),
             root_info: self.root_info.unwrap_or(false),
             filters,
             genmove,
@@ -206,6 +211,7 @@ impl fmt::Display for AnalyzeRequest {
             ("ownershipStdev", self.ownership_stdev),
             ("movesOwnership", self.moves_ownership),
             ("pvVisits", self.pv_visits),
+            ("pvEdgeVisits", self.pv_edge_visits),
             ("rootInfo", self.root_info),
         ];
         for (key, b) in flags {
