@@ -1,8 +1,8 @@
 //! End to end against KataGo: each golden position is replayed with the rules engine, encoded
 //! by our features, evaluated by a graph built from the shared model file, decoded by our
 //! post-processing, and compared with KataGo's own numbers (`katago-rawnn-*.jsonl`,
-//! `outputFullPrecision`). Runs on tract, and on ONNX Runtime too when built with the `ort`
-//! feature and `ORT_DYLIB_PATH` names a library.
+//! `outputFullPrecision`). Runs on tract and the native backend, and on ONNX Runtime too when
+//! built with the `ort` feature and `ORT_DYLIB_PATH` names a library.
 
 mod common;
 
@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::Value;
+use tengen_nn::backend::native::{NativeBackend, NativeOptions};
 use tengen_nn::backend::tract::{TractBackend, TractOptions};
 use tengen_nn::backend::Backend;
 use tengen_nn::eval::{EvalOptions, Evaluator, EvaluatorConfig};
@@ -150,7 +151,7 @@ fn compare(ours: &NnOutput, expected: &Value, version: u32, worst: &mut Worst) -
 }
 
 /// One backend per board size, built from the model as KataGo's GTP does (exact size).
-type MakeBackend<'a> = &'a dyn Fn(&LoadedModel) -> Option<Arc<dyn Backend>>;
+type MakeBackend<'a> = &'a dyn Fn(&ModelDesc, &LoadedModel) -> Option<Arc<dyn Backend>>;
 
 /// Runs every record of `file` through `make`'s backends; returns (agreed, total).
 fn run_file(
@@ -173,7 +174,7 @@ fn run_file(
                 let proto = build_graph(desc, &BuildOptions::new(key.0, key.1).exact(true))
                     .expect("graph builds");
                 let model = LoadedModel::from_proto(proto).expect("graph honours the contract");
-                let backend = make(&model)?;
+                let backend = make(desc, &model)?;
                 let config = EvaluatorConfig {
                     cache_entries: 0,
                     ..EvaluatorConfig::default()
@@ -226,7 +227,7 @@ fn run_file(
     Some((agreed, records.len()))
 }
 
-fn tract_backend(model: &LoadedModel) -> Option<Arc<dyn Backend>> {
+fn tract_backend(_: &ModelDesc, model: &LoadedModel) -> Option<Arc<dyn Backend>> {
     let options = TractOptions {
         threads: 2,
         ..TractOptions::default()
@@ -272,12 +273,58 @@ fn b10c384_transformer_agrees_with_katago_through_tract() {
     );
 }
 
+fn native_backend(desc: &ModelDesc, model: &LoadedModel) -> Option<Arc<dyn Backend>> {
+    let backend = NativeBackend::new(
+        desc,
+        &model.metadata,
+        NativeOptions {
+            threads: 1,
+            max_batch: 8,
+        },
+    )
+    .expect("native backend");
+    Some(Arc::new(backend))
+}
+
+#[test]
+fn b6c96_agrees_with_katago_through_the_native_backend() {
+    check_file(
+        "katago-rawnn-g170-b6c96.jsonl",
+        "g170-b6c96.bin.gz",
+        " (native)",
+        &native_backend,
+    );
+}
+
+#[test]
+fn the_native_backend_declines_the_transformer() {
+    let Some((_, desc)) = golden(
+        "katago-rawnn-b10c384h6nbttflrs.jsonl",
+        "b10c384h6nbttflrs.bin.gz",
+    ) else {
+        return;
+    };
+    let proto = build_graph(&desc, &BuildOptions::new(19, 19).exact(true)).expect("graph builds");
+    let model = LoadedModel::from_proto(proto).expect("graph honours the contract");
+    let err = NativeBackend::new(
+        &desc,
+        &model.metadata,
+        NativeOptions {
+            threads: 1,
+            max_batch: 1,
+        },
+    )
+    .err()
+    .expect("declined");
+    assert!(err.to_string().contains("transformer"), "{err}");
+}
+
 #[cfg(feature = "ort")]
 mod ort {
     use super::*;
     use tengen_nn::backend::ort::{OrtBackend, OrtOptions, ORT_DYLIB_PATH};
 
-    fn ort_backend(model: &LoadedModel) -> Option<Arc<dyn Backend>> {
+    fn ort_backend(_: &ModelDesc, model: &LoadedModel) -> Option<Arc<dyn Backend>> {
         if std::env::var_os(ORT_DYLIB_PATH).is_none_or(|p| p.is_empty()) {
             println!("golden (ort): skipped ({ORT_DYLIB_PATH} is not set)");
             return None;

@@ -1,5 +1,6 @@
-//! Backends evaluate batches of network inputs: [`tract`] on the CPU (always built) and
-//! [`ort`] (ONNX Runtime, with the `ort` cargo feature).
+//! Backends evaluate batches of network inputs: [`tract`] on the CPU (always built),
+//! [`native`] (Tengen's own CPU code for convolutional networks) and [`ort`] (ONNX Runtime,
+//! with the `ort` cargo feature).
 //!
 //! Every backend implements [`Backend`]: flat NCHW `f32` inputs for `rows` positions in,
 //! raw outputs for the same rows out, into caller-owned [`BatchOutput`] buffers that are
@@ -8,8 +9,10 @@
 
 pub mod bench;
 mod io;
+pub mod native;
 #[cfg(feature = "ort")]
 pub mod ort;
+mod spread;
 pub mod synthetic;
 pub mod tract;
 

@@ -19,6 +19,7 @@ use tract_onnx::prelude::{
 };
 
 use super::io::{output_lens, output_slices, split_outputs, OUTPUT_NAMES};
+use super::spread::spread;
 use super::{panic_message, Backend, BackendError, BatchInput, BatchOutput, IoShape};
 use crate::onnx::load::LoadedModel;
 
@@ -339,47 +340,15 @@ impl Backend for TractBackend {
             Some(pool) if pieces > 1 => pool,
             _ => return self.run_rows(input, out),
         };
-        // Spread whole pieces over the threads; the caller takes the first share.
-        let workers = self.options.threads.min(pieces);
-        let lens = output_lens(&self.shape);
-        let first_error: Mutex<Option<BackendError>> = Mutex::new(None);
-        let record = |r: Result<(), BackendError>| {
-            if let Err(e) = r {
-                first_error
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .get_or_insert(e);
-            }
-        };
-        pool.in_place_scope(|scope| {
-            let mut rest = out;
-            let mut start = 0;
-            let mut own = None;
-            for w in 0..workers {
-                let share = pieces / workers + usize::from(w < pieces % workers);
-                let rows = (share * self.options.sub_batch).min(input.rows - start);
-                let (head, tail) = split_outputs(rest, &lens, rows);
-                rest = tail;
-                let piece = input.slice(&self.shape, start, rows);
-                start += rows;
-                if w == 0 {
-                    own = Some((piece, head));
-                } else {
-                    let record = &record;
-                    scope.spawn(move |_| record(self.run_rows(&piece, head)));
-                }
-            }
-            if let Some((piece, head)) = own {
-                record(self.run_rows(&piece, head));
-            }
-        });
-        match first_error
-            .into_inner()
-            .unwrap_or_else(PoisonError::into_inner)
-        {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
+        spread(
+            pool,
+            self.options.threads,
+            self.options.sub_batch,
+            &self.shape,
+            input,
+            out,
+            |piece, head| self.run_rows(piece, head),
+        )
     }
 }
 

@@ -1,0 +1,400 @@
+//! A convolutional KataGo network laid out for the native backend, and its forward pass over
+//! one position: the same arithmetic as the ONNX graph `onnx::build` writes (trunk blocks,
+//! trunk tip, policy and value heads), on HWC activations.
+
+use crate::model::{
+    Activation, Block, GlobalPoolingBlock, ModelDesc, NestedBottleneckBlock, ResidualBlock,
+    TrunkTip,
+};
+
+use super::layers::{activate, global_pool, Conv, Dense, Mask, NormAct, Pool};
+
+/// Why a model cannot run on the native backend.
+#[derive(Debug, thiserror::Error)]
+#[error("the native backend does not run {0}")]
+pub struct Unsupported(pub String);
+
+enum NetBlock {
+    Ordinary {
+        pre: NormAct,
+        regular: Conv,
+        mid_act: Activation,
+        last: Conv,
+    },
+    GlobalPooling {
+        pre: NormAct,
+        regular: Conv,
+        gpool: Conv,
+        gpool_act: Activation,
+        to_bias: Dense,
+        mid_act: Activation,
+        last: Conv,
+    },
+    Nested {
+        pre: NormAct,
+        first: Conv,
+        blocks: Vec<NetBlock>,
+        post: NormAct,
+        last: Conv,
+    },
+}
+
+/// The network, ready to evaluate.
+pub struct Net {
+    initial_conv: Conv,
+    initial_global: Dense,
+    trunk_channels: usize,
+    blocks: Vec<NetBlock>,
+    tip: NormAct,
+    // Policy head.
+    p1: Conv,
+    g1: Conv,
+    g1_act: Activation,
+    g1_to_bias: Dense,
+    p1_act: Activation,
+    p2: Conv,
+    pass: Dense,
+    pass_mlp: Option<(Activation, Dense)>,
+    // Value head.
+    v1: Conv,
+    v1_act: Activation,
+    v2: Dense,
+    v2_act: Activation,
+    v3: Dense,
+    sv3: Dense,
+    ownership: Conv,
+}
+
+fn ordinary(b: &ResidualBlock) -> NetBlock {
+    let (ms, mb) = b.mid_bn.merged_scale_bias();
+    NetBlock::Ordinary {
+        pre: NormAct::new(&b.pre_bn, b.pre_activation.activation),
+        regular: Conv::new(&b.regular_conv, Some(&ms), Some(mb)),
+        mid_act: b.mid_activation.activation,
+        last: Conv::new(&b.final_conv, None, None),
+    }
+}
+
+fn global_pooling(b: &GlobalPoolingBlock) -> NetBlock {
+    let (ms, mb) = b.mid_bn.merged_scale_bias();
+    let (gs, gb) = b.gpool_bn.merged_scale_bias();
+    NetBlock::GlobalPooling {
+        pre: NormAct::new(&b.pre_bn, b.pre_activation.activation),
+        regular: Conv::new(&b.regular_conv, Some(&ms), None),
+        gpool: Conv::new(&b.gpool_conv, Some(&gs), Some(gb)),
+        gpool_act: b.gpool_activation.activation,
+        to_bias: Dense::new(&b.gpool_to_bias_mul, Some(&ms), Some(mb)),
+        mid_act: b.mid_activation.activation,
+        last: Conv::new(&b.final_conv, None, None),
+    }
+}
+
+fn nested(b: &NestedBottleneckBlock) -> Result<NetBlock, Unsupported> {
+    Ok(NetBlock::Nested {
+        pre: NormAct::new(&b.pre_bn, b.pre_activation.activation),
+        first: Conv::new(&b.pre_conv, None, None),
+        blocks: stack(&b.blocks)?,
+        post: NormAct::new(&b.post_bn, b.post_activation.activation),
+        last: Conv::new(&b.post_conv, None, None),
+    })
+}
+
+fn stack(blocks: &[Block]) -> Result<Vec<NetBlock>, Unsupported> {
+    blocks
+        .iter()
+        .map(|b| match b {
+            Block::Ordinary(b) => Ok(ordinary(b)),
+            Block::GlobalPooling(b) => Ok(global_pooling(b)),
+            Block::NestedBottleneck(b) => nested(b),
+            Block::TransformerAttention(_) | Block::TransformerFfn(_) => {
+                Err(Unsupported("transformer blocks".into()))
+            }
+        })
+        .collect()
+}
+
+impl Net {
+    /// Lays out `model`; transformer blocks, RMS-norm tips and metadata encoders are not run here.
+    pub fn new(model: &ModelDesc) -> Result<Net, Unsupported> {
+        let t = &model.trunk;
+        let blocks = stack(&t.blocks)?;
+        if t.sgf_metadata_encoder.is_some() {
+            return Err(Unsupported("metadata encoders".into()));
+        }
+        let TrunkTip::BatchNorm(tip_bn) = &t.tip else {
+            return Err(Unsupported("an RMS-norm trunk tip".into()));
+        };
+        let ph = &model.policy_head;
+        let vh = &model.value_head;
+        let (ps, pb) = ph.p1_bn.merged_scale_bias();
+        let (gs, gb) = ph.g1_bn.merged_scale_bias();
+        let (vs, vb) = vh.v1_bn.merged_scale_bias();
+        let pass_mlp = ph
+            .pass_mlp
+            .as_ref()
+            .map(|mlp| (mlp.activation.activation, Dense::new(&mlp.mul2, None, None)));
+        let pass_bias = ph.pass_mlp.as_ref().map(|mlp| mlp.bias.weights.clone());
+        Ok(Net {
+            initial_conv: Conv::new(&t.initial_conv, None, None),
+            initial_global: Dense::new(&t.initial_matmul, None, None),
+            trunk_channels: t.trunk_num_channels,
+            blocks,
+            tip: NormAct::new(tip_bn, t.tip_activation.activation),
+            p1: Conv::new(&ph.p1_conv, Some(&ps), None),
+            g1: Conv::new(&ph.g1_conv, Some(&gs), Some(gb)),
+            g1_act: ph.g1_activation.activation,
+            g1_to_bias: Dense::new(&ph.gpool_to_bias_mul, Some(&ps), Some(pb)),
+            p1_act: ph.p1_activation.activation,
+            p2: Conv::new(&ph.p2_conv, None, None),
+            pass: Dense::new(&ph.gpool_to_pass_mul, None, pass_bias),
+            pass_mlp,
+            v1: Conv::new(&vh.v1_conv, Some(&vs), Some(vb)),
+            v1_act: vh.v1_activation.activation,
+            v2: Dense::new(&vh.v2_mul, None, Some(vh.v2_bias.weights.clone())),
+            v2_act: vh.v2_activation.activation,
+            v3: Dense::new(&vh.v3_mul, None, Some(vh.v3_bias.weights.clone())),
+            sv3: Dense::new(&vh.sv3_mul, None, Some(vh.sv3_bias.weights.clone())),
+            ownership: Conv::new(&vh.ownership_conv, None, None),
+        })
+    }
+}
+
+/// Reusable buffers for one forward pass at a time (allocation-free once warmed up).
+#[derive(Default)]
+pub struct Workspace {
+    free: Vec<Vec<f32>>,
+    scratch: Vec<f32>,
+    mask: Mask,
+    pooled: Vec<f32>,
+    hidden: Vec<f32>,
+}
+
+impl Workspace {
+    fn take(&mut self, len: usize) -> Vec<f32> {
+        let mut v = self.free.pop().unwrap_or_default();
+        v.clear();
+        v.resize(len, 0.0);
+        v
+    }
+
+    fn give(&mut self, v: Vec<f32>) {
+        self.free.push(v);
+    }
+}
+
+/// One position's inputs, NCHW as the ONNX contract has them.
+pub struct RowInput<'a> {
+    /// `InputSpatial`, `[channel][point]`.
+    pub spatial: &'a [f32],
+    /// `InputGlobal`.
+    pub global: &'a [f32],
+    /// `InputMask`, one value a point.
+    pub mask: &'a [f32],
+}
+
+/// One position's raw outputs, NCHW as the ONNX contract has them.
+pub struct RowOutput<'a> {
+    /// `OutputPolicyPass`.
+    pub policy_pass: &'a mut [f32],
+    /// `OutputPolicy`, `[channel][point]`.
+    pub policy: &'a mut [f32],
+    /// `OutputValue`.
+    pub value: &'a mut [f32],
+    /// `OutputScoreValue`.
+    pub score_value: &'a mut [f32],
+    /// `OutputOwnership`, one value a point.
+    pub ownership: &'a mut [f32],
+}
+
+/// The board being evaluated: its size and the scratch the layers share.
+struct Pass<'w> {
+    h: usize,
+    w: usize,
+    ws: &'w mut Workspace,
+}
+
+impl Pass<'_> {
+    fn area(&self) -> usize {
+        self.h * self.w
+    }
+
+    fn conv(&mut self, conv: &Conv, x: &[f32]) -> Vec<f32> {
+        let mut y = self.ws.take(self.area() * conv.out_channels());
+        conv.run(x, self.h, self.w, &mut self.ws.scratch, &mut y);
+        y
+    }
+
+    fn norm_act(&mut self, na: &NormAct, x: &[f32], c: usize) -> Vec<f32> {
+        let mut y = self.ws.take(self.area() * c);
+        na.run(x, &self.ws.mask, &mut y);
+        y
+    }
+
+    /// Runs `blocks` on the trunk `x` (`c` channels) in place.
+    fn blocks(&mut self, blocks: &[NetBlock], x: &mut [f32], c: usize) {
+        for b in blocks {
+            let out = match b {
+                NetBlock::Ordinary {
+                    pre,
+                    regular,
+                    mid_act,
+                    last,
+                } => {
+                    let p = self.norm_act(pre, x, c);
+                    let mut mid = self.conv(regular, &p);
+                    activate(&mut mid, regular.out_channels(), *mid_act, &self.ws.mask);
+                    let out = self.conv(last, &mid);
+                    self.ws.give(p);
+                    self.ws.give(mid);
+                    out
+                }
+                NetBlock::GlobalPooling {
+                    pre,
+                    regular,
+                    gpool,
+                    gpool_act,
+                    to_bias,
+                    mid_act,
+                    last,
+                } => {
+                    let p = self.norm_act(pre, x, c);
+                    let mut mid = self.conv(regular, &p);
+                    let mut g = self.conv(gpool, &p);
+                    let gc = gpool.out_channels();
+                    activate(&mut g, gc, *gpool_act, &self.ws.mask);
+                    let mut pooled = std::mem::take(&mut self.ws.pooled);
+                    pooled.resize(3 * gc, 0.0);
+                    global_pool(&g, gc, &self.ws.mask, Pool::Max, &mut pooled);
+                    let mc = regular.out_channels();
+                    let mut bias = std::mem::take(&mut self.ws.hidden);
+                    bias.resize(mc, 0.0);
+                    to_bias.run(&pooled, &mut bias);
+                    for row in mid.chunks_exact_mut(mc) {
+                        row.iter_mut().zip(&bias).for_each(|(v, b)| *v += b);
+                    }
+                    self.ws.pooled = pooled;
+                    self.ws.hidden = bias;
+                    activate(&mut mid, mc, *mid_act, &self.ws.mask);
+                    let out = self.conv(last, &mid);
+                    self.ws.give(p);
+                    self.ws.give(mid);
+                    self.ws.give(g);
+                    out
+                }
+                NetBlock::Nested {
+                    pre,
+                    first,
+                    blocks,
+                    post,
+                    last,
+                } => {
+                    let p = self.norm_act(pre, x, c);
+                    let mut inner = self.conv(first, &p);
+                    let ic = first.out_channels();
+                    self.blocks(blocks, &mut inner, ic);
+                    let q = self.norm_act(post, &inner, ic);
+                    let out = self.conv(last, &q);
+                    self.ws.give(p);
+                    self.ws.give(inner);
+                    self.ws.give(q);
+                    out
+                }
+            };
+            x.iter_mut().zip(&out).for_each(|(v, o)| *v += o);
+            self.ws.give(out);
+        }
+    }
+}
+
+impl Net {
+    /// Evaluates one position on an `h` x `w` board buffer.
+    pub fn forward(
+        &self,
+        input: &RowInput<'_>,
+        h: usize,
+        w: usize,
+        ws: &mut Workspace,
+        out: RowOutput<'_>,
+    ) {
+        let area = h * w;
+        ws.mask.set(&input.mask[..area]);
+        let mut pass = Pass { h, w, ws };
+        let cin = input.spatial.len() / area;
+        // NCHW to HWC.
+        let mut xin = pass.ws.take(area * cin);
+        for (ch, plane) in input.spatial.chunks_exact(area).enumerate() {
+            for (pt, &v) in plane.iter().enumerate() {
+                xin[pt * cin + ch] = v;
+            }
+        }
+        let c = self.trunk_channels;
+        let mut x = pass.conv(&self.initial_conv, &xin);
+        pass.ws.give(xin);
+        let mut g = std::mem::take(&mut pass.ws.hidden);
+        g.resize(c, 0.0);
+        self.initial_global.run(input.global, &mut g);
+        for row in x.chunks_exact_mut(c) {
+            row.iter_mut().zip(&g).for_each(|(v, b)| *v += b);
+        }
+        pass.ws.hidden = g;
+        pass.blocks(&self.blocks, &mut x, c);
+        let tip = pass.norm_act(&self.tip, &x, c);
+        pass.ws.give(x);
+
+        // Policy head.
+        let mut g1 = pass.conv(&self.g1, &tip);
+        let gc = self.g1.out_channels();
+        activate(&mut g1, gc, self.g1_act, &pass.ws.mask);
+        let mut pooled = std::mem::take(&mut pass.ws.pooled);
+        pooled.resize(3 * gc, 0.0);
+        global_pool(&g1, gc, &pass.ws.mask, Pool::Max, &mut pooled);
+        pass.ws.give(g1);
+        let mut p1 = pass.conv(&self.p1, &tip);
+        let pc = self.p1.out_channels();
+        let mut bias = std::mem::take(&mut pass.ws.hidden);
+        bias.resize(pc.max(self.pass.out_channels()), 0.0);
+        self.g1_to_bias.run(&pooled, &mut bias);
+        for row in p1.chunks_exact_mut(pc) {
+            row.iter_mut().zip(&bias).for_each(|(v, b)| *v += b);
+        }
+        activate(&mut p1, pc, self.p1_act, &pass.ws.mask);
+        let policy = pass.conv(&self.p2, &p1);
+        pass.ws.give(p1);
+        let channels = self.p2.out_channels();
+        for (pt, row) in policy.chunks_exact(channels).enumerate() {
+            for (ch, &v) in row.iter().enumerate() {
+                out.policy[ch * area + pt] = v;
+            }
+        }
+        pass.ws.give(policy);
+        match &self.pass_mlp {
+            None => self.pass.run(&pooled, out.policy_pass),
+            Some((act, mul2)) => {
+                let hc = self.pass.out_channels();
+                bias.resize(hc, 0.0);
+                self.pass.run(&pooled, &mut bias);
+                bias.iter_mut().for_each(|v| *v = act.apply(*v));
+                mul2.run(&bias, out.policy_pass);
+            }
+        }
+
+        // Value head.
+        let mut v1 = pass.conv(&self.v1, &tip);
+        let vc = self.v1.out_channels();
+        activate(&mut v1, vc, self.v1_act, &pass.ws.mask);
+        pooled.resize(3 * vc, 0.0);
+        global_pool(&v1, vc, &pass.ws.mask, Pool::Quad, &mut pooled);
+        bias.resize(self.v2.out_channels(), 0.0);
+        self.v2.run(&pooled, &mut bias);
+        bias.iter_mut().for_each(|v| *v = self.v2_act.apply(*v));
+        self.v3.run(&bias, out.value);
+        self.sv3.run(&bias, out.score_value);
+        let own = pass.conv(&self.ownership, &v1);
+        out.ownership[..area].copy_from_slice(&own[..area]);
+        pass.ws.give(own);
+        pass.ws.give(v1);
+        pass.ws.give(tip);
+        pass.ws.pooled = pooled;
+        pass.ws.hidden = bias;
+    }
+}
