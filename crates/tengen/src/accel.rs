@@ -1,7 +1,8 @@
 //! The network backend the appliance settles on at start-up. `engine.backend = "ort"`
 //! tries ONNX Runtime down `engine.providers` (TensorRT, then CUDA on a Jetson); when no
 //! provider builds a session, or ONNX Runtime is missing, tract runs the network on the
-//! CPU. Each step is logged and the outcome goes into the MQTT status, so a board that
+//! CPU. `engine.backend = "native"` runs Tengen's own CPU code, or tract when the model is
+//! one it does not run (an ONNX file, a transformer). Each step is logged and the outcome goes into the MQTT status, so a board that
 //! silently lost its GPU shows it.
 
 use std::sync::Arc;
@@ -12,11 +13,12 @@ use tengen_nn::backend::Backend;
 use tengen_nn::onnx::load::LoadedModel;
 
 use crate::backend::{make_backend, BackendGraph, BackendKind, OrtArgs};
+use crate::network::ModelSource;
 
 /// Which backend runs the network, and what was passed over on the way.
 #[derive(Clone, Debug, Serialize)]
 pub struct Choice {
-    /// `ort` or `tract`.
+    /// `ort`, `native` or `tract`.
     pub backend: BackendKind,
     /// What runs it, e.g. `ort TensorRT:0` or `tract (4 threads)`.
     pub runs_on: String,
@@ -28,9 +30,10 @@ pub struct Choice {
     pub ort: OrtArgs,
 }
 
-/// Builds the `preferred` backend for `model`, falling back to tract.
+/// Builds the `preferred` backend for `model` (built from `source`), falling back to tract.
 pub fn settle(
     preferred: BackendKind,
+    source: &ModelSource,
     model: &LoadedModel,
     threads: usize,
     max_batch: usize,
@@ -38,7 +41,7 @@ pub fn settle(
 ) -> Result<(Arc<dyn Backend>, Choice)> {
     let mut passed_over = Vec::new();
     if preferred == BackendKind::Ort {
-        match try_ort(model, threads, max_batch, ort) {
+        match try_ort(source, model, threads, max_batch, ort) {
             Ok((backend, skipped, narrowed)) => {
                 let choice = Choice {
                     backend: BackendKind::Ort,
@@ -55,7 +58,29 @@ pub fn settle(
             }
         }
     }
-    let graph = BackendGraph::new(BackendKind::Tract, model, ort)?;
+    if preferred == BackendKind::Native {
+        let native = BackendGraph::new(BackendKind::Native, source, model, ort)
+            .and_then(|g| make_backend(&g, threads, max_batch, ort));
+        match native {
+            Ok(backend) => {
+                let choice = Choice {
+                    backend: BackendKind::Native,
+                    runs_on: backend.name().to_string(),
+                    passed_over,
+                    ort: ort.clone(),
+                };
+                log::info!("network backend: {}", choice.runs_on);
+                return Ok((backend, choice));
+            }
+            Err(e) => {
+                log::warn!(
+                    "the native backend cannot run the network, falling back to tract: {e:#}"
+                );
+                passed_over.push(format!("native: {e:#}"));
+            }
+        }
+    }
+    let graph = BackendGraph::new(BackendKind::Tract, source, model, ort)?;
     let backend = make_backend(&graph, threads, max_batch, ort)?;
     let choice = Choice {
         backend: BackendKind::Tract,
@@ -70,13 +95,14 @@ pub fn settle(
 /// ONNX Runtime down the configured chain, without its own CPU provider unless listed.
 #[cfg(feature = "ort")]
 fn try_ort(
+    source: &ModelSource,
     model: &LoadedModel,
     threads: usize,
     max_batch: usize,
     ort: &OrtArgs,
 ) -> Result<(Arc<dyn Backend>, Vec<String>, OrtArgs)> {
     use tengen_nn::backend::ort::{OrtBackend, OrtOptions};
-    let graph = BackendGraph::new(BackendKind::Ort, model, ort)?;
+    let graph = BackendGraph::new(BackendKind::Ort, source, model, ort)?;
     let backend = OrtBackend::new(
         graph.model(),
         OrtOptions {
@@ -98,6 +124,7 @@ fn try_ort(
 
 #[cfg(not(feature = "ort"))]
 fn try_ort(
+    _source: &ModelSource,
     _model: &LoadedModel,
     _threads: usize,
     _max_batch: usize,

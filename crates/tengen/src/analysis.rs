@@ -32,7 +32,7 @@ pub struct EngineArgs {
     /// or `none` (the classical engine judges positions).
     #[arg(long)]
     model: Option<PathBuf>,
-    /// Network backend: `tract`, or `ort` when built with the `ort` feature.
+    /// Network backend: `tract`, `native`, or `ort` when built with the `ort` feature.
     #[arg(long, default_value = "tract")]
     backend: BackendKind,
     /// Positions searched at once. Default: the config's numAnalysisThreads, else 1.

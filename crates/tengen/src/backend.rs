@@ -1,5 +1,6 @@
-//! The network backends the binary can run: which one (tract or ONNX Runtime), ONNX
-//! Runtime's provider chain, and the factory that builds one for a loaded model.
+//! The network backends the binary can run: which one (tract, Tengen's native code or ONNX
+//! Runtime), ONNX Runtime's provider chain, and the factory that builds one for a loaded
+//! model.
 
 use std::borrow::Cow;
 use std::path::PathBuf;
@@ -9,10 +10,14 @@ use std::sync::Arc;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use serde::Serialize;
+use tengen_nn::backend::native::{NativeBackend, NativeOptions};
 use tengen_nn::backend::tract::{TractBackend, TractOptions};
 use tengen_nn::backend::Backend;
+use tengen_nn::model::ModelDesc;
 use tengen_nn::onnx::load::LoadedModel;
 use tengen_nn::quant::Precision;
+
+use crate::network::ModelSource;
 
 /// Which library runs the network.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -22,6 +27,8 @@ pub enum BackendKind {
     Tract,
     /// ONNX Runtime down its provider chain (needs the `ort` feature).
     Ort,
+    /// Tengen's own CPU code (convolutional KataGo models from a `.bin.gz`).
+    Native,
 }
 
 impl BackendKind {
@@ -30,6 +37,7 @@ impl BackendKind {
         match self {
             BackendKind::Tract => "tract",
             BackendKind::Ort => "ort",
+            BackendKind::Native => "native",
         }
     }
 }
@@ -41,7 +49,8 @@ impl FromStr for BackendKind {
         match s {
             "tract" => Ok(BackendKind::Tract),
             "ort" => Ok(BackendKind::Ort),
-            other => Err(format!("unknown backend {other:?} (tract, ort)")),
+            "native" => Ok(BackendKind::Native),
+            other => Err(format!("unknown backend {other:?} (tract, ort, native)")),
         }
     }
 }
@@ -144,21 +153,33 @@ impl OrtArgs {
 }
 
 /// A network graph in the form one kind of backend runs it: the model as loaded for
-/// tract, and for ONNX Runtime the model in the precision its settings ask for (int8 is
-/// calibrated and quantized here, once, however many backends are then built on it).
+/// tract, for ONNX Runtime the model in the precision its settings ask for (int8 is
+/// calibrated and quantized here, once, however many backends are then built on it), and
+/// for the native backend the KataGo model's layers beside the graph's metadata.
 pub(crate) struct BackendGraph<'a> {
     kind: BackendKind,
     graph: Cow<'a, LoadedModel>,
+    desc: Option<ModelDesc>,
 }
 
 impl<'a> BackendGraph<'a> {
-    /// `model` prepared for a backend of `kind` with these ONNX Runtime settings.
-    pub(crate) fn new(kind: BackendKind, model: &'a LoadedModel, ort: &OrtArgs) -> Result<Self> {
+    /// `model` (built from `source`) prepared for a backend of `kind` with these ONNX
+    /// Runtime settings.
+    pub(crate) fn new(
+        kind: BackendKind,
+        source: &ModelSource,
+        model: &'a LoadedModel,
+        ort: &OrtArgs,
+    ) -> Result<Self> {
         let graph = match (kind, ort.precision) {
             (BackendKind::Ort, Precision::Int8) => Cow::Owned(quantized(model)?),
             _ => Cow::Borrowed(model),
         };
-        Ok(BackendGraph { kind, graph })
+        let desc = match kind {
+            BackendKind::Native => Some(source.desc()?),
+            _ => None,
+        };
+        Ok(BackendGraph { kind, graph, desc })
     }
 
     /// The kind of backend this graph is for.
@@ -220,5 +241,16 @@ pub(crate) fn make_backend(
         )?),
         #[cfg(not(feature = "ort"))]
         BackendKind::Ort => bail!("this tengen was built without the `ort` feature"),
+        BackendKind::Native => {
+            let desc = graph
+                .desc
+                .as_ref()
+                .context("the native backend needs the model's layers")?;
+            Arc::new(NativeBackend::new(
+                desc,
+                &model.metadata,
+                NativeOptions { threads, max_batch },
+            )?)
+        }
     })
 }

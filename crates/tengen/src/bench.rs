@@ -43,7 +43,7 @@ pub struct NnArgs {
     /// Cores each backend may use, e.g. `1,2`.
     #[arg(long, value_delimiter = ',', default_value = "1")]
     threads: Vec<usize>,
-    /// Backends: `tract`, and `ort` when built with the `ort` feature.
+    /// Backends: `tract`, `native`, and `ort` when built with the `ort` feature.
     #[arg(long, value_delimiter = ',', default_value = "tract")]
     backend: Vec<BackendKind>,
     /// Seconds to measure each configuration for, in all rounds together.
@@ -114,10 +114,11 @@ fn nn(a: NnArgs) -> Result<()> {
     let mut cases = Vec::new();
     for &n in &a.board {
         let size = BoardSize::square(n).with_context(|| format!("--board {n}"))?;
-        let model = network::load_for_board(&network::ModelSource::File(a.model.clone()), size)?;
+        let source = network::ModelSource::File(a.model.clone());
+        let model = network::load_for_board(&source, size)?;
         inputs.push(bench_inputs(size, &model, max_batch)?);
         for kind in &a.backend {
-            let graph = BackendGraph::new(*kind, &model, &a.ort)?;
+            let graph = BackendGraph::new(*kind, &source, &model, &a.ort)?;
             for &threads in &a.threads {
                 let backend = make_backend(&graph, threads, max_batch, &a.ort)?;
                 for &batch in &a.batch {

@@ -39,7 +39,7 @@ pub struct SearchArgs {
     /// Search threads, e.g. `1,2`; the backend gets as many cores and batches up to as many rows.
     #[arg(long, value_delimiter = ',', default_value = "1")]
     threads: Vec<usize>,
-    /// Backends: `tract`, and `ort` when built with the `ort` feature.
+    /// Backends: `tract`, `native`, and `ort` when built with the `ort` feature.
     #[arg(long, value_delimiter = ',', default_value = "tract")]
     backend: Vec<BackendKind>,
     /// Positions to search, taken along a game.
@@ -226,7 +226,7 @@ pub fn run(a: SearchArgs) -> Result<()> {
     let graphs = a
         .backend
         .iter()
-        .map(|&kind| BackendGraph::new(kind, &model, &a.ort))
+        .map(|&kind| BackendGraph::new(kind, &source, &model, &a.ort))
         .collect::<Result<Vec<_>>>()?;
     let mut rows = Vec::new();
     for &(kind, threads) in &configs {

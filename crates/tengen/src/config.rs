@@ -117,7 +117,7 @@ section! {
         /// Network file, `bundled` (the network built into the binary; the default when
         /// there is one and `mode` is not `classic`) or `none` (the classical engine).
         model: Option<PathBuf>,
-        /// `tract` or `ort`.
+        /// `tract`, `ort` or `native`.
         backend: String = "tract".into(),
         /// Search threads.
         threads: u32 = 2,
@@ -470,11 +470,8 @@ impl Config {
     /// Checks every value; the error names the key.
     pub fn validate(&self) -> Result<()> {
         let e = &self.engine;
-        if e.backend != "tract" && e.backend != "ort" {
-            bail!(
-                "engine.backend: {:?} is not a backend (tract or ort)",
-                e.backend
-            );
+        if let Err(why) = e.backend.parse::<crate::backend::BackendKind>() {
+            bail!("engine.backend: {why}");
         }
         for p in &e.providers {
             if !["tensorrt", "cuda", "cpu"].contains(&p.as_str()) {

@@ -56,7 +56,7 @@ pub fn network_source(
         None => Box::new(move |size: BoardSize| {
             let make = || -> Result<Arc<dyn Evaluator>> {
                 let model = network::load_for_board(&spec.model, size)?;
-                let graph = BackendGraph::new(spec.backend, &model, &spec.ort)?;
+                let graph = BackendGraph::new(spec.backend, &spec.model, &model, &spec.ort)?;
                 let (nn, backend) = nn_evaluator(&graph, threads, batching.clone(), &spec.ort)?;
                 log::info!("network for {size}: {}", backend.name());
                 Ok(nn)
@@ -99,12 +99,18 @@ fn appliance_source(
                 let mut settled = settled.lock().unwrap_or_else(PoisonError::into_inner);
                 match &*settled {
                     Some(c) => {
-                        let graph = BackendGraph::new(c.backend, &loaded, &c.ort)?;
+                        let graph = BackendGraph::new(c.backend, &spec.model, &loaded, &c.ort)?;
                         make_backend(&graph, threads, max_batch, &c.ort)?
                     }
                     None => {
-                        let (b, choice) =
-                            accel::settle(spec.backend, &loaded, threads, max_batch, &spec.ort)?;
+                        let (b, choice) = accel::settle(
+                            spec.backend,
+                            &spec.model,
+                            &loaded,
+                            threads,
+                            max_batch,
+                            &spec.ort,
+                        )?;
                         *settled = Some(choice);
                         b
                     }

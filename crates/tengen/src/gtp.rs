@@ -44,7 +44,7 @@ pub struct GtpArgs {
     seed: Option<u64>,
     #[command(flatten)]
     classic: ClassicArgs,
-    /// Network backend: `tract`, or `ort` when built with the `ort` feature.
+    /// Network backend: `tract`, `native`, or `ort` when built with the `ort` feature.
     #[arg(long, default_value = "tract")]
     backend: BackendKind,
     /// Search threads (the backend gets as many cores). Default: the config's

@@ -57,6 +57,17 @@ impl ModelSource {
         }
     }
 
+    /// The KataGo model's layers, for the native backend (an ONNX file has none to give).
+    pub fn desc(&self) -> Result<ModelDesc> {
+        match self {
+            ModelSource::File(p) if is_onnx(p) => bail!(
+                "the native backend runs KataGo model files (.bin.gz), not ONNX graphs like {}",
+                p.display()
+            ),
+            _ => self.katago_desc(),
+        }
+    }
+
     /// Reads and parses a KataGo model (not an ONNX file).
     fn katago_desc(&self) -> Result<ModelDesc> {
         match self {

@@ -398,6 +398,6 @@ mod tests {
             .contains("\"both\""));
         assert_eq!("tract".parse(), Ok(BackendKind::Tract));
         let e = "gpu".parse::<BackendKind>().unwrap_err();
-        assert_eq!(e, "unknown backend \"gpu\" (tract, ort)");
+        assert_eq!(e, "unknown backend \"gpu\" (tract, ort, native)");
     }
 }

@@ -852,10 +852,10 @@ fn kata_search_analyze_cancellable_closes_with_play_cancelled() {
     );
 }
 
-/// The backends a rank is played on here: tract, and ONNX Runtime when built with it and
+/// The backends a rank is played on here: tract, native, and ONNX Runtime when built with it and
 /// its library is given (as the test command does).
 fn rank_backends() -> Vec<&'static str> {
-    let mut backends = vec!["tract"];
+    let mut backends = vec!["tract", "native"];
     if cfg!(feature = "ort") && std::env::var_os("ORT_DYLIB_PATH").is_some_and(|p| !p.is_empty()) {
         backends.push("ort");
     } else {

@@ -193,3 +193,53 @@ fn bench_nn_ort_falls_back_to_the_cpu() {
     args.extend_from_slice(&["--ort-providers", "npu"]);
     assert_clean_failure(&tengen(&args), "unknown ONNX Runtime provider");
 }
+
+/// The native backend benches beside tract; given an ONNX graph, which has no KataGo
+/// layers to run, it says so.
+#[test]
+fn bench_nn_runs_the_native_backend_and_it_declines_onnx_files() {
+    let Some(model) = shared_model() else { return };
+    let model = model.to_str().unwrap();
+    let args = [
+        "bench",
+        "nn",
+        "--model",
+        model,
+        "--board",
+        "9",
+        "--batch",
+        "2",
+        "--threads",
+        "2",
+        "--seconds",
+        "0.2",
+        "--rounds",
+        "1",
+        "--backend",
+        "native,tract",
+    ];
+    let out = tengen(&args);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let rows: Vec<Vec<&str>> = stdout
+        .lines()
+        .filter(|l| l.starts_with("9x9"))
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows.len(), 2, "{stdout}");
+    assert_eq!(rows[0][..4], ["9x9", "native", "2", "2"], "{stdout}");
+    assert!(rows[0][4].parse::<f64>().unwrap() > 0.0, "{stdout}");
+    assert!(
+        stdout.contains("native AVX2") || stdout.contains("native portable"),
+        "{stdout}"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let onnx = dir.path().join("b6.onnx");
+    let out = convert(Path::new(model), &onnx, &["--board", "9"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let mut args = args.to_vec();
+    args[3] = onnx.to_str().unwrap();
+    *args.last_mut().unwrap() = "native";
+    assert_clean_failure(&tengen(&args), "native backend runs KataGo model files");
+}
