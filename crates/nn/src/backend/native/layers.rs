@@ -156,9 +156,7 @@ impl Conv {
             }
         }
         if let Some(b) = &self.bias {
-            for row in y[..area * k].chunks_exact_mut(k) {
-                row.iter_mut().zip(b).for_each(|(v, b)| *v += b);
-            }
+            add_channel_bias(&mut y[..area * k], b);
         }
     }
 }
@@ -236,6 +234,13 @@ impl NormAct {
                 *o = self.act.apply(v * s + b) * m;
             }
         }
+    }
+}
+
+/// Adds `bias` (one value a channel) to every point of `x` (`[points][bias.len()]`).
+pub fn add_channel_bias(x: &mut [f32], bias: &[f32]) {
+    for row in x.chunks_exact_mut(bias.len()) {
+        row.iter_mut().zip(bias).for_each(|(v, b)| *v += b);
     }
 }
 

@@ -7,7 +7,7 @@ use crate::model::{
     TrunkTip,
 };
 
-use super::layers::{activate, global_pool, Conv, Dense, Mask, NormAct, Pool};
+use super::layers::{activate, add_channel_bias, global_pool, Conv, Dense, Mask, NormAct, Pool};
 
 /// Why a model cannot run on the native backend.
 #[derive(Debug, thiserror::Error)]
@@ -269,9 +269,7 @@ impl Pass<'_> {
                     let mut bias = std::mem::take(&mut self.ws.hidden);
                     bias.resize(mc, 0.0);
                     to_bias.run(&pooled, &mut bias);
-                    for row in mid.chunks_exact_mut(mc) {
-                        row.iter_mut().zip(&bias).for_each(|(v, b)| *v += b);
-                    }
+                    add_channel_bias(&mut mid, &bias[..mc]);
                     self.ws.pooled = pooled;
                     self.ws.hidden = bias;
                     activate(&mut mid, mc, *mid_act, &self.ws.mask);
@@ -333,9 +331,7 @@ impl Net {
         let mut g = std::mem::take(&mut pass.ws.hidden);
         g.resize(c, 0.0);
         self.initial_global.run(input.global, &mut g);
-        for row in x.chunks_exact_mut(c) {
-            row.iter_mut().zip(&g).for_each(|(v, b)| *v += b);
-        }
+        add_channel_bias(&mut x, &g[..c]);
         pass.ws.hidden = g;
         pass.blocks(&self.blocks, &mut x, c);
         let tip = pass.norm_act(&self.tip, &x, c);
@@ -354,9 +350,7 @@ impl Net {
         let mut bias = std::mem::take(&mut pass.ws.hidden);
         bias.resize(pc.max(self.pass.out_channels()), 0.0);
         self.g1_to_bias.run(&pooled, &mut bias);
-        for row in p1.chunks_exact_mut(pc) {
-            row.iter_mut().zip(&bias).for_each(|(v, b)| *v += b);
-        }
+        add_channel_bias(&mut p1, &bias[..pc]);
         activate(&mut p1, pc, self.p1_act, &pass.ws.mask);
         let policy = pass.conv(&self.p2, &p1);
         pass.ws.give(p1);
