@@ -32,6 +32,18 @@ pub enum BackendKind {
 }
 
 impl BackendKind {
+    /// The CPU backend a network runs on unless one is named: the native backend where
+    /// its SIMD kernels run (x86-64 with AVX2 and FMA: about twice tract's evaluations a
+    /// second, docs/results.md), tract elsewhere (the native backend's portable code is
+    /// unmeasured on ARM). A model the native backend does not run falls back to tract.
+    pub fn cpu_default() -> BackendKind {
+        if tengen_nn::backend::native::winograd::simd_available() {
+            BackendKind::Native
+        } else {
+            BackendKind::Tract
+        }
+    }
+
     /// Its name on the command line and in the configuration.
     pub fn name(self) -> &'static str {
         match self {

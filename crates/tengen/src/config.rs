@@ -13,6 +13,7 @@ use tengen_device::payload::EngineSide;
 use tengen_device::GameSettings;
 use tengen_rules::BoardSize;
 
+use crate::backend::BackendKind;
 use crate::bundled;
 
 /// Where the configuration file is by default.
@@ -117,8 +118,9 @@ section! {
         /// Network file, `bundled` (the network built into the binary; the default when
         /// there is one and `mode` is not `classic`) or `none` (the classical engine).
         model: Option<PathBuf>,
-        /// `tract`, `ort` or `native`.
-        backend: String = "tract".into(),
+        /// `tract`, `ort` or `native` (default: `native` on x86-64 with AVX2 and FMA, else
+        /// `tract`).
+        backend: String = BackendKind::cpu_default().name().into(),
         /// Search threads.
         threads: u32 = 2,
         /// Largest network batch.
@@ -470,7 +472,7 @@ impl Config {
     /// Checks every value; the error names the key.
     pub fn validate(&self) -> Result<()> {
         let e = &self.engine;
-        if let Err(why) = e.backend.parse::<crate::backend::BackendKind>() {
+        if let Err(why) = e.backend.parse::<BackendKind>() {
             bail!("engine.backend: {why}");
         }
         for p in &e.providers {

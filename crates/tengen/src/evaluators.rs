@@ -28,7 +28,8 @@ pub struct NetworkSpec {
     /// Where the appliance keeps the graphs built from the model (and TensorRT's engines).
     /// With it the backend is settled once, falling back to tract, and its plans are built
     /// before an evaluator is handed over; without it the backend asked for runs the
-    /// network, or the network fails to load.
+    /// network, or the network fails to load (except that a model the native backend
+    /// does not run goes to tract, as the appliance's does).
     pub cache: Option<PathBuf>,
 }
 
@@ -56,10 +57,28 @@ pub fn network_source(
         None => Box::new(move |size: BoardSize| {
             let make = || -> Result<Arc<dyn Evaluator>> {
                 let model = network::load_for_board(&spec.model, size)?;
-                let graph = BackendGraph::new(spec.backend, &spec.model, &model, &spec.ort)?;
-                let (nn, backend) = nn_evaluator(&graph, threads, batching.clone(), &spec.ort)?;
+                let max_batch = batching.max_batch;
+                let backend = match spec.backend {
+                    // The default on x86-64: a model it does not run goes to tract.
+                    BackendKind::Native => {
+                        let (b, _) = accel::settle(
+                            BackendKind::Native,
+                            &spec.model,
+                            &model,
+                            threads,
+                            max_batch,
+                            &spec.ort,
+                        )?;
+                        b
+                    }
+                    kind => {
+                        let graph = BackendGraph::new(kind, &spec.model, &model, &spec.ort)?;
+                        make_backend(&graph, threads, max_batch, &spec.ort)?
+                    }
+                };
                 log::info!("network for {size}: {}", backend.name());
-                Ok(nn)
+                let nn = NnEvaluator::new(backend, model.metadata.clone(), batching.clone())?;
+                Ok(Arc::new(nn) as Arc<dyn Evaluator>)
             };
             make().map_err(|e| format!("cannot load the network for {size}: {e:#}"))
         }) as EvaluatorSource,

@@ -45,7 +45,9 @@ pub struct GtpArgs {
     #[command(flatten)]
     classic: ClassicArgs,
     /// Network backend: `tract`, `native`, or `ort` when built with the `ort` feature.
-    #[arg(long, default_value = "tract")]
+    /// Default: `native` on x86-64 CPUs with AVX2 and FMA, else `tract`; a model the
+    /// native backend does not run (ONNX, transformer) runs on tract.
+    #[arg(long, default_value_t = BackendKind::cpu_default())]
     backend: BackendKind,
     /// Search threads (the backend gets as many cores). Default: the config's
     /// numSearchThreads, else 1.

@@ -1,6 +1,8 @@
 //! `tengen config --board NAME` from a directory without `boards/`: the profiles built
 //! into the binary; `--boards-dir` still overrides them.
 
+mod support;
+
 use std::process::{Command, Output};
 
 fn config(cwd: &std::path::Path, args: &[&str]) -> Output {
@@ -24,7 +26,7 @@ fn board_profiles_are_built_in_and_a_boards_dir_overrides_them() {
         String::from_utf8_lossy(&out.stderr)
     );
     let cfg: toml::Value = toml::from_str(&text).unwrap();
-    assert_eq!(cfg["engine"]["backend"].as_str(), Some("ort"), "{text}");
+    assert_eq!(cfg["engine"]["backend"].as_str(), Some("native"), "{text}");
     assert_eq!(cfg["engine"]["threads"].as_integer(), Some(4), "{text}");
     assert_eq!(cfg["engine"]["model"].as_str(), Some("bundled"), "{text}");
 
@@ -47,5 +49,8 @@ fn board_profiles_are_built_in_and_a_boards_dir_overrides_them() {
     );
     let cfg: toml::Value = toml::from_str(&String::from_utf8_lossy(&out.stdout)).unwrap();
     assert_eq!(cfg["engine"]["threads"].as_integer(), Some(7));
-    assert_eq!(cfg["engine"]["backend"].as_str(), Some("tract"));
+    assert_eq!(
+        cfg["engine"]["backend"].as_str(),
+        Some(support::backend::cpu_default())
+    );
 }

@@ -731,6 +731,60 @@ fn without_a_model_the_bundled_network_plays() {
 }
 
 #[test]
+fn the_default_backend_runs_model_files_and_onnx_graphs_go_to_tract() {
+    let Some(model) = shared_model() else {
+        return;
+    };
+    let script = "boardsize 9\nclear_board\nplay b E5\nkata-raw-nn 0\nquit\n";
+    let default = support::backend::cpu_default();
+    let (r, log) = logged_session(&["--model", model.to_str().unwrap()], script);
+    assert!(
+        log.contains(&format!("network for 9x9: {default}")),
+        "{log}"
+    );
+    let raw = &r[r.len() - 2];
+    assert!(raw.contains("whiteWin") && raw.contains("policy"), "{raw}");
+
+    // An ONNX graph: the native backend does not run it, so tract does, with no error.
+    let dir = tempfile::tempdir().unwrap();
+    let onnx = dir.path().join("b6.onnx");
+    let out = Command::new(env!("CARGO_BIN_EXE_tengen"))
+        .args([
+            "convert",
+            model.to_str().unwrap(),
+            "-o",
+            onnx.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (r, log) = logged_session(&["--model", onnx.to_str().unwrap()], script);
+    assert!(log.contains("network for 9x9: tract"), "{log}");
+    if default == "native" {
+        assert!(log.contains("falling back to tract"), "{log}");
+    }
+    let from_onnx = &r[r.len() - 2];
+    assert!(from_onnx.contains("whiteWin"), "{from_onnx}");
+    // The same network either way: the win rate agrees to the printed digits or nearly.
+    let win = |raw: &str| -> f64 {
+        let mut words = raw.split_whitespace();
+        words.find(|w| *w == "whiteWin");
+        words
+            .next()
+            .and_then(|w| w.parse().ok())
+            .expect("whiteWin value")
+    };
+    assert!(
+        (win(raw) - win(from_onnx)).abs() < 1e-3,
+        "{raw}\n{from_onnx}"
+    );
+}
+
+#[test]
 fn the_version_names_the_bundled_network() {
     let out = Command::new(env!("CARGO_BIN_EXE_tengen"))
         .arg("--version")

@@ -1,5 +1,6 @@
 //! Helpers shared by the integration tests and benchmarks.
 
+pub mod backend;
 pub mod config;
 pub mod http;
 pub mod mqtt;
