@@ -60,8 +60,8 @@ pub struct GtpArgs {
     /// visits and deliberate mistakes; see docs/strength.md), or `max` (the default).
     #[arg(long, value_name = "RANK")]
     strength: Option<Strength>,
-    /// Seconds per move when no clock is set, instead of a visit count (the search
-    /// still stops early once the best move is decided).
+    /// Seconds per move when no clock is set, instead of a visit count: searched in full,
+    /// as KataGo's maxTime (under a game clock the search stops once the move is decided).
     #[arg(long)]
     move_time: Option<f64>,
     /// Rules of a new game (any name `tengen rules` accepts). Default: the config's rules

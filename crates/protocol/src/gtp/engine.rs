@@ -903,10 +903,12 @@ impl Engine {
                 visits: self.config.strength.settings().map(|r| r.visits),
                 ..Limits::default()
             },
+            // All of it, as KataGo searches its maxTime: with no clock to bank the time in,
+            // stopping once the move is decided would only lose the subtree the next move
+            // reuses. Under a clock, `limits_for_move` stops early and keeps the time.
             Some(t) if t.is_finite() && t > 0.0 => Limits {
                 time: Some(std::time::Duration::from_secs_f64(t)),
                 playouts: self.config.playouts,
-                stop_when_decided: true,
                 ..Limits::default()
             },
             _ => Limits {
