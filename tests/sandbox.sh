@@ -5,7 +5,8 @@
 # directory, answers GTP on a pty serial port owned by root:dialout, publishes over MQTT
 # and stops cleanly; that it runs with no capabilities, a system call filter and its own
 # user namespace; and the same with systemd/jetson-gpu.conf and a board's memory drop-in,
-# and with the x86 kiosk's profile running a network on ONNX Runtime when it can.
+# and with the x86 kiosk's profile running the network on its own backend and on ONNX
+# Runtime when it can.
 # A drop-in for the test turns a refused system call into SIGSYS (the unit says EPERM),
 # so that a call the filter refuses kills the daemon and fails the test.
 #
@@ -143,19 +144,31 @@ run_once "with jetson-gpu.conf and jetson-nano's memory.conf"
 [[ "$(in_ct systemctl show -p MemoryMax --value tengen.service)" == $((2560 << 20)) ]] ||
     fail "MemoryMax is not jetson-nano's 2560M"
 
-# The x86 kiosk's network (g170-b6c96, built into the binary) on ONNX Runtime (CPU), where
-# a build with the `ort` feature and the library (ORT_DYLIB_PATH, as tests/run.sh sets it)
-# are at hand: the runtime's threads, memory maps and CPU detection under the filter.
+# The x86 kiosk's network (g170-b6c96, built into the binary) on its profile's backend
+# (native on x86-64 with AVX2+FMA, else tract), then on ONNX Runtime (CPU) where a build
+# with the `ort` feature and the library (ORT_DYLIB_PATH, as tests/run.sh sets it) are at
+# hand: each backend's threads, memory maps and CPU detection under the filter.
+rm "$root/etc/systemd/system/tengen.service.d/jetson-gpu.conf"
+# The profile's network, not the configuration's `model = "none"`.
+# (Rewritten in place: the file keeps its owner and mode.)
+kept="$(sed '/^\[engine\]/,$d' "$root/etc/tengen/tengen.toml")"
+printf '%s\n' "$kept" >"$root/etc/tengen/tengen.toml"
+"$bin" config --board x86-kiosk --boards-dir boards --config /dev/null --systemd \
+    >"$root/etc/systemd/system/tengen.service.d/memory.conf"
+echo "TENGEN_ARGS=--board x86-kiosk" >"$root/etc/default/tengen"
+want="$("$bin" config --board x86-kiosk --boards-dir boards --config /dev/null |
+    sed -n 's/^backend = "\(.*\)"$/\1/p' | head -n 1)"
+since="$(in_ct date '+%Y-%m-%d %H:%M:%S')"
+run_once "x86-kiosk: g170-b6c96 on its profile's backend ($want)"
+log="$(in_ct journalctl -u tengen.service --since "$since" --no-pager -o cat)"
+grep -q "network backend: $want" <<<"$log" ||
+    fail "the network did not run on $want: $(grep -i 'backend' <<<"$log" | paste -sd ' ')"
+echo "sandbox: the network ran on $want under the filter"
+
 if [[ -z "${ORT_DYLIB_PATH:-}" || ! -f "$ORT_DYLIB_PATH" ]]; then
     echo "sandbox: the ONNX Runtime run skipped: no ORT_DYLIB_PATH"
 else
-    rm "$root/etc/systemd/system/tengen.service.d/jetson-gpu.conf"
-    # The profile's network, not the configuration's `model = "none"`.
-    # (Rewritten in place: the file keeps its owner and mode.)
-    kept="$(sed '/^\[engine\]/,$d' "$root/etc/tengen/tengen.toml")"
-    printf '%s\n' "$kept" >"$root/etc/tengen/tengen.toml"
-    "$bin" config --board x86-kiosk --boards-dir boards --config /dev/null --systemd \
-        >"$root/etc/systemd/system/tengen.service.d/memory.conf"
+    printf '%s\n' "$kept" "[engine]" 'backend = "ort"' >"$root/etc/tengen/tengen.toml"
     install -m 0644 "$ORT_DYLIB_PATH" "$root/usr/lib/libonnxruntime-sandbox.so"
     printf '%s\n' "TENGEN_ARGS=--board x86-kiosk" "ORT_DYLIB_PATH=/usr/lib/libonnxruntime-sandbox.so" \
         >"$root/etc/default/tengen"
