@@ -9,7 +9,10 @@ says which search picks better moves: a far smaller sample than a match resolves
 points of win rate, and a change to one engine is measured on the same positions.
 
 Usage: move_quality.py --a CMD --b CMD --judge CMD --sgf-dir DIR [--every 7] [--limit 300]
-       [--judge-visits 1000] [--cache FILE] [--label-a Tengen --label-b KataGo]
+       [--judge-visits 1000] [--cache FILE] [--label-a Tengen --label-b KataGo] [--reuse]
+With --reuse each engine follows every game move by move and searches (`kata-search`, which
+plays nothing) at each of one colour's turns, as it would in a game, so that each search
+starts from the tree its last one left; the positions compared are every Nth of those turns.
 The judge command runs an analysis engine (`katago analysis -config F -model M` or
 `tengen analysis ...`); its values are cached by position and move (--cache), so runs of
 several variants of one engine against the same positions judge each move once.
@@ -73,6 +76,23 @@ class Gtp:
             self.ask(f"play {colour} {move}")
         colour = "W" if moves and moves[-1][0] == "B" else "B"
         return self.ask(f"genmove {colour}").upper()
+
+    def follow(self, size, komi, moves, colour, wanted):
+        """Searches at each of `colour`'s turns of a game, the tree kept from one to the
+        next; returns the moves chosen at the turns in `wanted`."""
+        self.ask(f"boardsize {size}")
+        self.ask("clear_board")
+        self.ask(f"komi {komi}")
+        chosen = {}
+        last = max(wanted)
+        for turn, (c, move) in enumerate(moves[:last + 1]):
+            if c == colour:
+                choice = self.ask(f"kata-search {c}").upper()
+                if turn in wanted:
+                    chosen[turn] = choice
+            if turn < last:
+                self.ask(f"play {c} {move}")
+        return chosen
 
     def close(self):
         try:
@@ -148,6 +168,29 @@ def mean_se(xs):
     return m, math.sqrt(var / len(xs))
 
 
+def followed(a, b, args):
+    """Both engines' choices at every Nth turn of one colour of each game, each engine
+    following the game with its tree reused; the colour alternates from game to game."""
+    names = sorted(n for n in os.listdir(args.sgf_dir) if n.endswith(".sgf"))[:args.games]
+    for g, name in enumerate(names):
+        with open(os.path.join(args.sgf_dir, name)) as f:
+            size, komi, moves = sgf_moves(f.read())
+        end = len(moves)
+        while end and moves[end - 1][1] == "pass":
+            end -= 1
+        colour = "BW"[g % 2]
+        turns = [t for t in range(args.first, max(args.first, end - 10))
+                 if moves[t][0] == colour]
+        wanted = set(turns[::args.every])
+        if not wanted:
+            continue
+        ca = a.follow(size, komi, moves, colour, wanted)
+        cb = b.follow(size, komi, moves, colour, wanted)
+        print(f"{name}: followed {len(wanted)} turns", file=sys.stderr, flush=True)
+        for t in sorted(wanted):
+            yield name, size, komi, moves[:t], ca[t], cb[t]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--a", required=True, help="engine A's GTP command")
@@ -162,6 +205,9 @@ def main():
     ap.add_argument("--label-a", default="A")
     ap.add_argument("--label-b", default="B")
     ap.add_argument("--out", help="per-position lines (TSV)")
+    ap.add_argument("--reuse", action="store_true",
+                    help="follow each game, the tree reused from turn to turn")
+    ap.add_argument("--games", type=int, default=1000, help="games at most (--reuse)")
     args = ap.parse_args()
 
     positions = []
@@ -182,14 +228,20 @@ def main():
         positions = [positions[int(i * step)] for i in range(args.limit)]
 
     a, b = Gtp(args.a), Gtp(args.b)
+    if args.reuse:
+        positions = list(followed(a, b, args))
+    else:
+        positions = [(name, size, komi, moves, None, None)
+                     for name, size, komi, moves in positions]
     judge = Judge(args.judge, args.judge_visits, args.cache)
     out = open(args.out, "w") if args.out else None
     dw, dl, same = [], [], 0
     better = worse = 0
     try:
-        for i, (name, size, komi, moves) in enumerate(positions):
-            ma = a.choose(size, komi, moves)
-            mb = b.choose(size, komi, moves)
+        for i, (name, size, komi, moves, ma, mb) in enumerate(positions):
+            if ma is None:
+                ma = a.choose(size, komi, moves)
+                mb = b.choose(size, komi, moves)
             if ma == mb or "RESIGN" in (ma, mb):
                 same += 1
                 line = f"{name}\t{len(moves)}\t{ma}\t{mb}\t0\t0"
