@@ -229,7 +229,8 @@ def main():
 
     a, b = Gtp(args.a), Gtp(args.b)
     if args.reuse:
-        positions = list(followed(a, b, args))
+        # Lazily: each game is judged as soon as both engines have followed it.
+        positions = followed(a, b, args)
     else:
         positions = [(name, size, komi, moves, None, None)
                      for name, size, komi, moves in positions]
@@ -258,14 +259,14 @@ def main():
                 out.flush()
             if (i + 1) % 25 == 0:
                 m, se = mean_se(dw)
-                print(f"{i + 1}/{len(positions)}: {len(dw)} disagreements, "
+                print(f"{i + 1}: {len(dw)} disagreements, "
                       f"{args.label_a} - {args.label_b} win rate {m:+.4f} ± {se:.4f}",
                       file=sys.stderr, flush=True)
     finally:
         a.close()
         b.close()
         judge.close()
-    n = len(positions)
+    n = same + len(dw)
     mw, sw = mean_se(dw)
     ml, sl = mean_se(dl)
     # Over all positions, agreeing ones count as zero difference.
