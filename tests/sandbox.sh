@@ -144,8 +144,8 @@ run_once "with jetson-gpu.conf and jetson-nano's memory.conf"
 [[ "$(in_ct systemctl show -p MemoryMax --value tengen.service)" == $((2560 << 20)) ]] ||
     fail "MemoryMax is not jetson-nano's 2560M"
 
-# The x86 kiosk's network (g170-b6c96, built into the binary) on its profile's backend
-# (native on x86-64 with AVX2+FMA, else tract), then on ONNX Runtime (CPU) where a build
+# The x86 kiosk's network (g170-b6c96, built into the binary) on the backend its profile
+# names (native; `tengen config` says which), then on ONNX Runtime (CPU) where a build
 # with the `ort` feature and the library (ORT_DYLIB_PATH, as tests/run.sh sets it) are at
 # hand: each backend's threads, memory maps and CPU detection under the filter.
 rm "$root/etc/systemd/system/tengen.service.d/jetson-gpu.conf"

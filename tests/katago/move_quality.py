@@ -43,6 +43,24 @@ def sgf_moves(text):
     return size, komi, moves
 
 
+def to_move(moves):
+    """The colour to play after `moves` (no handicap stones in these games)."""
+    return "W" if moves and moves[-1][0] == "B" else "B"
+
+
+def games(sgf_dir, limit=None):
+    """Each SGF game of the folder, in name order: its name, size, komi, moves, and where
+    its last passes begin (positions before them are the ones where a move matters)."""
+    names = sorted(n for n in os.listdir(sgf_dir) if n.endswith(".sgf"))[:limit]
+    for name in names:
+        with open(os.path.join(sgf_dir, name)) as f:
+            size, komi, moves = sgf_moves(f.read())
+        end = len(moves)
+        while end and moves[end - 1][1] == "pass":
+            end -= 1
+        yield name, size, komi, moves, end
+
+
 class Gtp:
     """A GTP engine over pipes."""
 
@@ -68,21 +86,22 @@ class Gtp:
             raise RuntimeError(f"{command!r}: {reply}")
         return reply[1:].strip()
 
-    def choose(self, size, komi, moves):
+    def new_game(self, size, komi):
         self.ask(f"boardsize {size}")
         self.ask("clear_board")
         self.ask(f"komi {komi}")
+
+    def choose(self, size, komi, moves):
+        """The move chosen after `moves`, from a fresh tree."""
+        self.new_game(size, komi)
         for colour, move in moves:
             self.ask(f"play {colour} {move}")
-        colour = "W" if moves and moves[-1][0] == "B" else "B"
-        return self.ask(f"genmove {colour}").upper()
+        return self.ask(f"genmove {to_move(moves)}").upper()
 
     def follow(self, size, komi, moves, colour, wanted):
         """Searches at each of `colour`'s turns of a game, the tree kept from one to the
         next; returns the moves chosen at the turns in `wanted`."""
-        self.ask(f"boardsize {size}")
-        self.ask("clear_board")
-        self.ask(f"komi {komi}")
+        self.new_game(size, komi)
         chosen = {}
         last = max(wanted)
         for turn, (c, move) in enumerate(moves[:last + 1]):
@@ -122,7 +141,7 @@ class Judge:
     def value(self, size, komi, moves, move):
         """The mover's win rate and score lead after `move`, by the judge."""
         history = [[c, m] for c, m in moves]
-        mover = "W" if moves and moves[-1][0] == "B" else "B"
+        mover = to_move(moves)
         key = f"{size}|{komi}|{' '.join(m for _, m in history)}|{mover} {move}|{self.visits}"
         if key in self.cache:
             return self.cache[key]
@@ -168,16 +187,24 @@ def mean_se(xs):
     return m, math.sqrt(var / len(xs))
 
 
+def fresh(a, b, args):
+    """Both engines' choices, each from a fresh tree, at every Nth position of the games,
+    at most --limit positions spread over all of them."""
+    positions = []
+    for name, size, komi, moves, end in games(args.sgf_dir):
+        for n in range(args.first, max(args.first, end - 10), args.every):
+            positions.append((name, size, komi, moves[:n]))
+    if len(positions) > args.limit:
+        step = len(positions) / args.limit
+        positions = [positions[int(i * step)] for i in range(args.limit)]
+    for name, size, komi, moves in positions:
+        yield name, size, komi, moves, a.choose(size, komi, moves), b.choose(size, komi, moves)
+
+
 def followed(a, b, args):
     """Both engines' choices at every Nth turn of one colour of each game, each engine
     following the game with its tree reused; the colour alternates from game to game."""
-    names = sorted(n for n in os.listdir(args.sgf_dir) if n.endswith(".sgf"))[:args.games]
-    for g, name in enumerate(names):
-        with open(os.path.join(args.sgf_dir, name)) as f:
-            size, komi, moves = sgf_moves(f.read())
-        end = len(moves)
-        while end and moves[end - 1][1] == "pass":
-            end -= 1
+    for g, (name, size, komi, moves, end) in enumerate(games(args.sgf_dir, args.games)):
         colour = "BW"[g % 2]
         turns = [t for t in range(args.first, max(args.first, end - 10))
                  if moves[t][0] == colour]
@@ -210,39 +237,15 @@ def main():
     ap.add_argument("--games", type=int, default=1000, help="games at most (--reuse)")
     args = ap.parse_args()
 
-    positions = []
-    for name in sorted(os.listdir(args.sgf_dir)):
-        if not name.endswith(".sgf"):
-            continue
-        with open(os.path.join(args.sgf_dir, name)) as f:
-            size, komi, moves = sgf_moves(f.read())
-        # Positions before the game's last passes: a move still matters there.
-        end = len(moves)
-        while end and moves[end - 1][1] == "pass":
-            end -= 1
-        for n in range(args.first, max(args.first, end - 10), args.every):
-            positions.append((name, size, komi, moves[:n]))
-    # Spread the limit over all games rather than the first few.
-    if len(positions) > args.limit:
-        step = len(positions) / args.limit
-        positions = [positions[int(i * step)] for i in range(args.limit)]
-
     a, b = Gtp(args.a), Gtp(args.b)
-    if args.reuse:
-        # Lazily: each game is judged as soon as both engines have followed it.
-        positions = followed(a, b, args)
-    else:
-        positions = [(name, size, komi, moves, None, None)
-                     for name, size, komi, moves in positions]
+    # Lazily: each position (or game, with --reuse) is judged as soon as it is chosen.
+    positions = followed(a, b, args) if args.reuse else fresh(a, b, args)
     judge = Judge(args.judge, args.judge_visits, args.cache)
     out = open(args.out, "w") if args.out else None
     dw, dl, same = [], [], 0
     better = worse = 0
     try:
         for i, (name, size, komi, moves, ma, mb) in enumerate(positions):
-            if ma is None:
-                ma = a.choose(size, komi, moves)
-                mb = b.choose(size, komi, moves)
             if ma == mb or "RESIGN" in (ma, mb):
                 same += 1
                 line = f"{name}\t{len(moves)}\t{ma}\t{mb}\t0\t0"
