@@ -222,7 +222,12 @@ mod tests {
             rules: serde_json::json!({"scoring": "AREA"}),
             moves: moves.iter().map(|m| m.to_string()).collect(),
             setup: vec![],
-            to_move: if moves.len() % 2 == 0 { "B" } else { "W" }.into(),
+            to_move: if moves.len().is_multiple_of(2) {
+                "B"
+            } else {
+                "W"
+            }
+            .into(),
             rows: vec![".........".into(); 9],
             engine: Default::default(),
             level: "10".into(),
@@ -233,7 +238,7 @@ mod tests {
 
     fn analysis(number: usize, winrate: f64) -> AnalysisMsg {
         serde_json::from_value(serde_json::json!({
-            "number": number, "to_move": if number % 2 == 0 { "B" } else { "W" },
+            "number": number, "to_move": if number.is_multiple_of(2) { "B" } else { "W" },
             "visits": 100 + number, "winrate": winrate, "scoreLead": 1.5, "moves": []
         }))
         .unwrap()

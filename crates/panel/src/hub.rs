@@ -275,7 +275,12 @@ mod tests {
             rules: serde_json::json!({}),
             moves: moves.iter().map(|m| m.to_string()).collect(),
             setup: vec![],
-            to_move: if moves.len() % 2 == 0 { "B" } else { "W" }.into(),
+            to_move: if moves.len().is_multiple_of(2) {
+                "B"
+            } else {
+                "W"
+            }
+            .into(),
             rows: vec![".........".into(); 9],
             engine: Default::default(),
             level: "10".into(),

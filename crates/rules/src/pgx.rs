@@ -66,7 +66,7 @@ impl PgxGame {
 
     /// The colour to move: Black on even steps, White on odd ones.
     pub fn to_move(&self) -> Player {
-        if self.steps % 2 == 0 {
+        if self.steps.is_multiple_of(2) {
             Player::Black
         } else {
             Player::White

@@ -277,7 +277,7 @@ impl Search {
             if nodes >= NODE_BUDGET {
                 return Outcome::GaveUp;
             }
-            let defender_to_move = (d % 2 == 0) == defender_first;
+            let defender_to_move = d.is_multiple_of(2) == defender_first;
             let ko_ignored = d == 0 && defender_first;
             let pos: &Board = if d == 0 { root } else { &boards[d - 1] };
 

@@ -396,7 +396,8 @@ impl V7Encoder {
             global[global::BUTTON] = 1.0;
         }
         if rules.scoring == ScoringRule::Area || phase == Phase::Cleanup2 {
-            global[global::KOMI_PARITY_WAVE] = parity_wave(self_komi, size.area() % 2 == 0);
+            global[global::KOMI_PARITY_WAVE] =
+                parity_wave(self_komi, size.area().is_multiple_of(2));
         }
         Ok(())
     }

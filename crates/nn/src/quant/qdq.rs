@@ -303,7 +303,7 @@ fn floats(t: &TensorProto) -> Result<Vec<f32>, QuantizeError> {
         )));
     }
     if !t.raw_data.is_empty() {
-        if t.raw_data.len() % 4 != 0 {
+        if !t.raw_data.len().is_multiple_of(4) {
             return Err(QuantizeError::Unsupported(format!("{} raw data", t.name)));
         }
         return Ok(t

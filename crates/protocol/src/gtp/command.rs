@@ -838,7 +838,7 @@ fn set_position(args: &[&str]) -> Result<Command, CommandError> {
             CommandError::Arguments(format!("{pairs} but got '{given}': {detail}"))
         }
     };
-    if args.len() % 2 != 0 {
+    if !args.len().is_multiple_of(2) {
         return Err(fail(String::new()));
     }
     args.chunks(2)

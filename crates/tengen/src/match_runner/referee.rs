@@ -56,7 +56,7 @@ impl Seats {
 pub(super) fn play_one(a: &MatchArgs, index: usize, rules: Rules) -> Result<Played> {
     let size = BoardSize::square(a.board)?;
     let move_timeout = std::time::Duration::from_secs_f64(a.move_timeout);
-    let a_black = index % 2 == 0;
+    let a_black = index.is_multiple_of(2);
     let (black, white) = if a_black {
         (&a.engine_a, &a.engine_b)
     } else {
