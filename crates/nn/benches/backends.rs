@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use tengen_nn::backend::native::{NativeBackend, NativeOptions};
+use tengen_nn::backend::native::{Gemm, NativeBackend, NativeOptions};
 use tengen_nn::backend::tract::{TractBackend, TractOptions};
 use tengen_nn::backend::{Backend, BatchInput, BatchOutput};
 use tengen_nn::model::load_model;
@@ -25,6 +25,11 @@ fn backends(
     let native = NativeOptions {
         threads: 1,
         max_batch: 1,
+        ..NativeOptions::default()
+    };
+    let native_int16 = NativeOptions {
+        gemm: Gemm::Int16,
+        ..native
     };
     let mut v: Vec<(&'static str, Arc<dyn Backend>)> = vec![
         (
@@ -36,6 +41,12 @@ fn backends(
             Arc::new(NativeBackend::new(desc, &model.metadata, native).expect("native")),
         ),
     ];
+    if tengen_nn::backend::native::winograd::int16_available() {
+        v.push((
+            "native-int16",
+            Arc::new(NativeBackend::new(desc, &model.metadata, native_int16).expect("native")),
+        ));
+    }
     v.extend(ort(model));
     v
 }

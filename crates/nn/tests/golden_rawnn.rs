@@ -280,6 +280,7 @@ fn native_backend(desc: &ModelDesc, model: &LoadedModel) -> Option<Arc<dyn Backe
         NativeOptions {
             threads: 1,
             max_batch: 8,
+            ..NativeOptions::default()
         },
     )
     .expect("native backend");
@@ -312,6 +313,7 @@ fn the_native_backend_declines_the_transformer() {
         NativeOptions {
             threads: 1,
             max_batch: 1,
+            ..NativeOptions::default()
         },
     )
     .err()

@@ -102,6 +102,7 @@ fn agrees_with_tract_on_masked_boards_and_batches() {
             NativeOptions {
                 threads: 2,
                 max_batch: 4,
+                ..NativeOptions::default()
             },
         )
         .expect("native");
@@ -144,6 +145,7 @@ fn threads_share_one_backend() {
             NativeOptions {
                 threads: 1,
                 max_batch: 1,
+                ..NativeOptions::default()
             },
         )
         .expect("native"),
@@ -175,6 +177,7 @@ fn bad_batches_are_typed_errors() {
         NativeOptions {
             threads: 1,
             max_batch: 2,
+            ..NativeOptions::default()
         },
     )
     .expect("native");

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use serde::Serialize;
-use tengen_nn::backend::native::{NativeBackend, NativeOptions};
+use tengen_nn::backend::native::{Gemm, NativeBackend, NativeOptions};
 use tengen_nn::backend::tract::{TractBackend, TractOptions};
 use tengen_nn::backend::Backend;
 use tengen_nn::model::ModelDesc;
@@ -88,8 +88,9 @@ pub struct OrtArgs {
     /// Directory for TensorRT's engine and timing caches (a restart then skips the engine build).
     #[arg(long)]
     ort_trt_cache: Option<PathBuf>,
-    /// Network precision on ONNX Runtime: `fp32`, or `int8` (a graph calibrated at start-up
-    /// and quantized; fastest on CPUs with VNNI or ARM dot products).
+    /// Network precision: `fp32`; `int8` on ONNX Runtime (a graph calibrated at start-up
+    /// and quantized; fastest on CPUs with VNNI or ARM dot products); `int16` on the native
+    /// backend (its GEMMs in 16-bit integers, on CPUs with AVX-512 VNNI; fp32 elsewhere).
     #[arg(long, default_value = "fp32", value_parser = str::parse::<Precision>)]
     precision: Precision,
 }
@@ -185,7 +186,14 @@ impl<'a> BackendGraph<'a> {
     ) -> Result<Self> {
         let graph = match (kind, ort.precision) {
             (BackendKind::Ort, Precision::Int8) => Cow::Owned(quantized(model)?),
-            _ => Cow::Borrowed(model),
+            (_, Precision::Fp32) | (BackendKind::Native, Precision::Int16) => Cow::Borrowed(model),
+            (kind, precision) => {
+                log::warn!(
+                    "the {kind} backend does not run {precision} (int8 runs on ort, int16 on \
+                     native): the network runs in fp32"
+                );
+                Cow::Borrowed(model)
+            }
         };
         let desc = match kind {
             BackendKind::Native => Some(source.desc()?),
@@ -224,12 +232,23 @@ fn quantized(model: &LoadedModel) -> Result<LoadedModel> {
     LoadedModel::from_proto(proto).context("checking the int8 graph")
 }
 
+/// How the native backend's GEMMs multiply at `precision`: int16 where the CPU runs it.
+fn native_gemm(precision: Precision) -> Gemm {
+    if precision != Precision::Int16 {
+        return Gemm::F32;
+    }
+    if !tengen_nn::backend::native::winograd::int16_available() {
+        log::warn!("this CPU has no AVX-512 VNNI: the native backend runs in fp32");
+    }
+    Gemm::Int16
+}
+
 /// A backend for `graph`, on `threads` cores, taking batches up to `max_batch`.
 pub(crate) fn make_backend(
     graph: &BackendGraph<'_>,
     threads: usize,
     max_batch: usize,
-    #[cfg_attr(not(feature = "ort"), allow(unused_variables))] ort: &OrtArgs,
+    ort: &OrtArgs,
 ) -> Result<Arc<dyn Backend>> {
     let model = graph.model();
     Ok(match graph.kind {
@@ -261,7 +280,11 @@ pub(crate) fn make_backend(
             Arc::new(NativeBackend::new(
                 desc,
                 &model.metadata,
-                NativeOptions { threads, max_batch },
+                NativeOptions {
+                    threads,
+                    max_batch,
+                    gemm: native_gemm(ort.precision),
+                },
             )?)
         }
     })

@@ -144,7 +144,8 @@ section! {
         device: i32 = 0,
         /// Let TensorRT run layers in FP16.
         fp16: bool = false,
-        /// Network precision on ONNX Runtime: `fp32`, or `int8` (calibrated at start-up).
+        /// Network precision: `fp32`, `int8` (ONNX Runtime, calibrated at start-up) or
+        /// `int16` (the native backend, on CPUs with AVX-512 VNNI).
         precision: String = "fp32".into(),
         /// No move's search goes past this many visits, whatever a remote client sets
         /// (the tree's memory grows with visits: 100,000 hold it near 60 MB).

@@ -243,3 +243,65 @@ fn bench_nn_runs_the_native_backend_and_it_declines_onnx_files() {
     *args.last_mut().unwrap() = "native";
     assert_clean_failure(&tengen(&args), "native backend runs KataGo model files");
 }
+
+/// `--precision int16` runs the native backend's GEMMs in 16-bit integers where the CPU
+/// has AVX-512 VNNI and says it runs fp32 where not; tract, which has no int16 path, says
+/// so and runs fp32; an unknown precision is a clean failure.
+#[test]
+fn bench_nn_runs_int16_on_the_native_backend_where_the_cpu_has_it() {
+    let Some(model) = shared_model() else { return };
+    let model = model.to_str().unwrap();
+    let run = |backend: &str, precision: &str| {
+        tengen(&[
+            "bench",
+            "nn",
+            "--model",
+            model,
+            "--board",
+            "9",
+            "--batch",
+            "1",
+            "--threads",
+            "1",
+            "--seconds",
+            "0.2",
+            "--rounds",
+            "1",
+            "--backend",
+            backend,
+            "--precision",
+            precision,
+        ])
+    };
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let vnni = cfg!(target_arch = "x86_64")
+        && ["avx2", "fma", "avx512f", "avx512bw", "avx512_vnni"]
+            .iter()
+            .all(|f| cpuinfo.split_whitespace().any(|w| w == *f));
+    let out = run("native", "int16");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    let row = stdout.lines().find(|l| l.starts_with("9x9")).unwrap_or("");
+    assert!(
+        row.split_whitespace()
+            .nth(4)
+            .and_then(|v| v.parse::<f64>().ok())
+            > Some(0.0)
+    );
+    if vnni {
+        assert!(stdout.contains("native AVX-512 VNNI int16"), "{stdout}");
+    } else {
+        assert!(!stdout.contains("int16"), "{stdout}");
+        assert!(stderr.contains("no AVX-512 VNNI"), "{stderr}");
+    }
+
+    let out = run("tract", "int16");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("does not run int16"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    assert_clean_failure(&run("native", "int4"), "unknown precision");
+}

@@ -31,30 +31,50 @@ pub enum QuantizeError {
     Calibration(String),
 }
 
-/// Numeric precision of the network graph.
+/// Numeric precision of the network.
 ///
-/// There is no automatic choice yet: on KataGo's golden positions the int8 graph of
-/// g170-b6c96 keeps the best move on 36 of 42 and moves the value by up to 0.057 (on
-/// positions of real 19x19 games, 89.6% and 0.23), short of the 99% and 0.02 a default
-/// needs, so int8 is asked for by name.
+/// There is no automatic choice yet. On KataGo's golden positions the native backend's
+/// int16 GEMMs keep g170-b6c96's best move on 42 of 42 and move the value by up to 0.0021,
+/// inside the 99% and 0.02 a default needs; the int8 graph keeps the best move on 36 of 42
+/// and moves the value by up to 0.057 (on positions of real 19x19 games, 89.6% and 0.23).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Precision {
     /// Single precision everywhere.
     #[default]
     Fp32,
-    /// Statically quantized int8 convolutions in the trunk.
+    /// Statically quantized int8 convolutions in the trunk (ONNX Runtime).
     Int8,
+    /// The trunk's Winograd GEMMs in 16-bit integers (the native backend, AVX-512 VNNI).
+    Int16,
+}
+
+impl Precision {
+    /// Its name on the command line and in the configuration.
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::Fp32 => "fp32",
+            Precision::Int8 => "int8",
+            Precision::Int16 => "int16",
+        }
+    }
+}
+
+impl std::fmt::Display for Precision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.name())
+    }
 }
 
 impl std::str::FromStr for Precision {
     type Err = String;
 
-    /// `fp32` or `int8` (any case); the error names the accepted values.
+    /// `fp32`, `int8` or `int16` (any case); the error names the accepted values.
     fn from_str(s: &str) -> Result<Precision, String> {
         match s.to_ascii_lowercase().as_str() {
             "fp32" | "float" | "float32" => Ok(Precision::Fp32),
             "int8" => Ok(Precision::Int8),
-            _ => Err(format!("unknown precision {s:?} (fp32, int8)")),
+            "int16" => Ok(Precision::Int16),
+            _ => Err(format!("unknown precision {s:?} (fp32, int8, int16)")),
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use crate::model::{Activation, BatchNormLayer, ConvLayer, MatMulLayer};
 
-use super::winograd::{self, Winograd};
+use super::winograd::{self, Gemm, Winograd};
 
 /// `out[rows x n] = a[rows x k] · b[k x n]` (all row-major), overwriting `out`.
 pub fn matmul(a: &[f32], b: &[f32], rows: usize, k: usize, n: usize, out: &mut [f32]) {
@@ -49,9 +49,22 @@ enum ConvKind {
     Patches(Patches),
 }
 
+/// Scratch the convolutions share: floats, and the int16 path's quantized inputs.
+#[derive(Debug, Default)]
+pub struct Scratch {
+    floats: Vec<f32>,
+    ints: Vec<i16>,
+}
+
 impl Conv {
-    /// `layer` with output channel `o` scaled by `out_scale[o]` and `bias` added.
-    pub fn new(layer: &ConvLayer, out_scale: Option<&[f32]>, bias: Option<Vec<f32>>) -> Conv {
+    /// `layer` with output channel `o` scaled by `out_scale[o]` and `bias` added; a 3x3
+    /// convolution runs its Winograd GEMMs by `gemm`.
+    pub fn new(
+        layer: &ConvLayer,
+        out_scale: Option<&[f32]>,
+        bias: Option<Vec<f32>>,
+        gemm: Gemm,
+    ) -> Conv {
         let (c, k) = (layer.in_channels, layer.out_channels);
         let per_out = c * layer.kernel_y * layer.kernel_x;
         let mut w = layer.weights.clone();
@@ -63,7 +76,7 @@ impl Conv {
         let square3 = layer.kernel_y == 3 && layer.kernel_x == 3;
         let plain = layer.dilation_y == 1 && layer.dilation_x == 1;
         let kind = if square3 && plain && winograd::fits(c, k) {
-            ConvKind::Winograd(Winograd::new(&w, c, k))
+            ConvKind::Winograd(Winograd::new(&w, c, k, gemm))
         } else {
             ConvKind::Patches(Patches::new(layer, &w))
         };
@@ -84,16 +97,27 @@ impl Conv {
         }
     }
 
+    /// Whether its GEMMs run in 16-bit integers.
+    pub fn is_int16(&self) -> bool {
+        matches!(&self.kind, ConvKind::Winograd(wg) if wg.is_int16())
+    }
+
     /// `y = conv(x) + bias` on an `h` x `w` board (`x` `[h*w][c]`, `y` `[h*w][k]`).
-    pub fn run(&self, x: &[f32], h: usize, w: usize, scratch: &mut Vec<f32>, y: &mut [f32]) {
+    pub fn run(&self, x: &[f32], h: usize, w: usize, scratch: &mut Scratch, y: &mut [f32]) {
         let need = self.scratch_len(h, w);
-        if scratch.len() < need {
-            scratch.resize(need, 0.0);
+        if scratch.floats.len() < need {
+            scratch.floats.resize(need, 0.0);
         }
         let area = h * w;
         match &self.kind {
-            ConvKind::Winograd(wg) => wg.run(x, h, w, scratch, y),
-            ConvKind::Patches(p) => p.run(x, h, w, scratch, y),
+            ConvKind::Winograd(wg) => {
+                let ints = wg.int_scratch_len(h, w);
+                if scratch.ints.len() < ints {
+                    scratch.ints.resize(ints, 0);
+                }
+                wg.run(x, h, w, &mut scratch.floats, &mut scratch.ints, y)
+            }
+            ConvKind::Patches(p) => p.run(x, h, w, &mut scratch.floats, y),
         }
         if let Some(b) = &self.bias {
             add_channel_bias(&mut y[..area * self.k], b);
@@ -460,7 +484,7 @@ mod tests {
             (1, 3, 1, 3, 5, 4, 4),
         ] {
             let l = layer(ky, kx, dil, c, k, &mut rng);
-            let conv = Conv::new(&l, None, None);
+            let conv = Conv::new(&l, None, None, Gemm::F32);
             let ConvKind::Patches(p) = &conv.kind else {
                 panic!("{ky}x{kx} is not a patch convolution")
             };
@@ -482,7 +506,7 @@ mod tests {
                 p.gather(&x, h, w, &mut cols);
                 matmul(&cols, &p.weights, h * w, ky * kx * c, k, &mut dense);
                 let mut through_run = vec![f32::NAN; h * w * k];
-                conv.run(&x, h, w, &mut Vec::new(), &mut through_run);
+                conv.run(&x, h, w, &mut Scratch::default(), &mut through_run);
                 for (name, got) in [
                     ("sparse", &sparse),
                     ("dense", &dense),

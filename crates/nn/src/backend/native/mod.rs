@@ -11,6 +11,8 @@ mod layers;
 mod net;
 pub mod winograd;
 
+pub use winograd::Gemm;
+
 use std::sync::{Mutex, PoisonError};
 
 use crate::contract::meta::ModelMetadata;
@@ -28,14 +30,18 @@ pub struct NativeOptions {
     pub threads: usize,
     /// The largest batch [`Backend::evaluate`] accepts.
     pub max_batch: usize,
+    /// How the trunk's 3x3 convolutions multiply ([`Gemm::Int16`] runs in f32 on a CPU
+    /// without AVX-512 VNNI).
+    pub gemm: Gemm,
 }
 
 impl Default for NativeOptions {
-    /// One thread, batches up to 256.
+    /// One thread, batches up to 256, f32.
     fn default() -> Self {
         NativeOptions {
             threads: 1,
             max_batch: 256,
+            gemm: Gemm::F32,
         }
     }
 }
@@ -58,7 +64,8 @@ impl NativeBackend {
         metadata: &ModelMetadata,
         options: NativeOptions,
     ) -> Result<NativeBackend, BackendError> {
-        let net = Net::new(model).map_err(|e| BackendError::Unavailable(e.to_string()))?;
+        let net =
+            Net::new(model, options.gemm).map_err(|e| BackendError::Unavailable(e.to_string()))?;
         let shape = IoShape::from_metadata(metadata);
         if shape.meta_channels > 0 {
             return Err(BackendError::Unavailable(
@@ -68,6 +75,7 @@ impl NativeBackend {
         let options = NativeOptions {
             threads: options.threads.max(1),
             max_batch: options.max_batch.max(1),
+            ..options
         };
         let pool = if options.threads > 1 {
             let pool = rayon::ThreadPoolBuilder::new()
@@ -79,7 +87,9 @@ impl NativeBackend {
         } else {
             None
         };
-        let simd = if winograd::simd_available() {
+        let simd = if net.is_int16() {
+            "AVX-512 VNNI int16"
+        } else if winograd::simd_available() {
             "AVX2"
         } else {
             "portable"

@@ -7,7 +7,10 @@ use crate::model::{
     TrunkTip,
 };
 
-use super::layers::{activate, add_channel_bias, global_pool, Conv, Dense, Mask, NormAct, Pool};
+use super::layers::{
+    activate, add_channel_bias, global_pool, Conv, Dense, Mask, NormAct, Pool, Scratch,
+};
+use super::winograd::Gemm;
 
 /// Why a model cannot run on the native backend.
 #[derive(Debug, thiserror::Error)]
@@ -65,47 +68,47 @@ pub struct Net {
     ownership: Conv,
 }
 
-fn ordinary(b: &ResidualBlock) -> NetBlock {
+fn ordinary(b: &ResidualBlock, gemm: Gemm) -> NetBlock {
     let (ms, mb) = b.mid_bn.merged_scale_bias();
     NetBlock::Ordinary {
         pre: NormAct::new(&b.pre_bn, b.pre_activation.activation),
-        regular: Conv::new(&b.regular_conv, Some(&ms), Some(mb)),
+        regular: Conv::new(&b.regular_conv, Some(&ms), Some(mb), gemm),
         mid_act: b.mid_activation.activation,
-        last: Conv::new(&b.final_conv, None, None),
+        last: Conv::new(&b.final_conv, None, None, gemm),
     }
 }
 
-fn global_pooling(b: &GlobalPoolingBlock) -> NetBlock {
+fn global_pooling(b: &GlobalPoolingBlock, gemm: Gemm) -> NetBlock {
     let (ms, mb) = b.mid_bn.merged_scale_bias();
     let (gs, gb) = b.gpool_bn.merged_scale_bias();
     NetBlock::GlobalPooling {
         pre: NormAct::new(&b.pre_bn, b.pre_activation.activation),
-        regular: Conv::new(&b.regular_conv, Some(&ms), None),
-        gpool: Conv::new(&b.gpool_conv, Some(&gs), Some(gb)),
+        regular: Conv::new(&b.regular_conv, Some(&ms), None, gemm),
+        gpool: Conv::new(&b.gpool_conv, Some(&gs), Some(gb), gemm),
         gpool_act: b.gpool_activation.activation,
         to_bias: Dense::new(&b.gpool_to_bias_mul, Some(&ms), Some(mb)),
         mid_act: b.mid_activation.activation,
-        last: Conv::new(&b.final_conv, None, None),
+        last: Conv::new(&b.final_conv, None, None, gemm),
     }
 }
 
-fn nested(b: &NestedBottleneckBlock) -> Result<NetBlock, Unsupported> {
+fn nested(b: &NestedBottleneckBlock, gemm: Gemm) -> Result<NetBlock, Unsupported> {
     Ok(NetBlock::Nested {
         pre: NormAct::new(&b.pre_bn, b.pre_activation.activation),
-        first: Conv::new(&b.pre_conv, None, None),
-        blocks: stack(&b.blocks)?,
+        first: Conv::new(&b.pre_conv, None, None, gemm),
+        blocks: stack(&b.blocks, gemm)?,
         post: NormAct::new(&b.post_bn, b.post_activation.activation),
-        last: Conv::new(&b.post_conv, None, None),
+        last: Conv::new(&b.post_conv, None, None, gemm),
     })
 }
 
-fn stack(blocks: &[Block]) -> Result<Vec<NetBlock>, Unsupported> {
+fn stack(blocks: &[Block], gemm: Gemm) -> Result<Vec<NetBlock>, Unsupported> {
     blocks
         .iter()
         .map(|b| match b {
-            Block::Ordinary(b) => Ok(ordinary(b)),
-            Block::GlobalPooling(b) => Ok(global_pooling(b)),
-            Block::NestedBottleneck(b) => nested(b),
+            Block::Ordinary(b) => Ok(ordinary(b, gemm)),
+            Block::GlobalPooling(b) => Ok(global_pooling(b, gemm)),
+            Block::NestedBottleneck(b) => nested(b, gemm),
             Block::TransformerAttention(_) | Block::TransformerFfn(_) => {
                 Err(Unsupported("transformer blocks".into()))
             }
@@ -114,10 +117,12 @@ fn stack(blocks: &[Block]) -> Result<Vec<NetBlock>, Unsupported> {
 }
 
 impl Net {
-    /// Lays out `model`; transformer blocks, RMS-norm tips and metadata encoders are not run here.
-    pub fn new(model: &ModelDesc) -> Result<Net, Unsupported> {
+    /// Lays out `model`, its trunk's 3x3 convolutions multiplying by `gemm` (the heads'
+    /// and the input layer's are not Winograd's); transformer blocks, RMS-norm tips and
+    /// metadata encoders are not run here.
+    pub fn new(model: &ModelDesc, gemm: Gemm) -> Result<Net, Unsupported> {
         let t = &model.trunk;
-        let blocks = stack(&t.blocks)?;
+        let blocks = stack(&t.blocks, gemm)?;
         if t.sgf_metadata_encoder.is_some() {
             return Err(Unsupported("metadata encoders".into()));
         }
@@ -135,27 +140,45 @@ impl Net {
             .map(|mlp| (mlp.activation.activation, Dense::new(&mlp.mul2, None, None)));
         let pass_bias = ph.pass_mlp.as_ref().map(|mlp| mlp.bias.weights.clone());
         Ok(Net {
-            initial_conv: Conv::new(&t.initial_conv, None, None),
+            initial_conv: Conv::new(&t.initial_conv, None, None, Gemm::F32),
             initial_global: Dense::new(&t.initial_matmul, None, None),
             trunk_channels: t.trunk_num_channels,
             blocks,
             tip: NormAct::new(tip_bn, t.tip_activation.activation),
-            p1: Conv::new(&ph.p1_conv, Some(&ps), None),
-            g1: Conv::new(&ph.g1_conv, Some(&gs), Some(gb)),
+            p1: Conv::new(&ph.p1_conv, Some(&ps), None, Gemm::F32),
+            g1: Conv::new(&ph.g1_conv, Some(&gs), Some(gb), Gemm::F32),
             g1_act: ph.g1_activation.activation,
             g1_to_bias: Dense::new(&ph.gpool_to_bias_mul, Some(&ps), Some(pb)),
             p1_act: ph.p1_activation.activation,
-            p2: Conv::new(&ph.p2_conv, None, None),
+            p2: Conv::new(&ph.p2_conv, None, None, Gemm::F32),
             pass: Dense::new(&ph.gpool_to_pass_mul, None, pass_bias),
             pass_mlp,
-            v1: Conv::new(&vh.v1_conv, Some(&vs), Some(vb)),
+            v1: Conv::new(&vh.v1_conv, Some(&vs), Some(vb), Gemm::F32),
             v1_act: vh.v1_activation.activation,
             v2: Dense::new(&vh.v2_mul, None, Some(vh.v2_bias.weights.clone())),
             v2_act: vh.v2_activation.activation,
             v3: Dense::new(&vh.v3_mul, None, Some(vh.v3_bias.weights.clone())),
             sv3: Dense::new(&vh.sv3_mul, None, Some(vh.sv3_bias.weights.clone())),
-            ownership: Conv::new(&vh.ownership_conv, None, None),
+            ownership: Conv::new(&vh.ownership_conv, None, None, Gemm::F32),
         })
+    }
+}
+
+impl Net {
+    /// Whether the trunk's convolutions run in 16-bit integers.
+    pub fn is_int16(&self) -> bool {
+        self.blocks.iter().any(NetBlock::is_int16)
+    }
+}
+
+impl NetBlock {
+    fn is_int16(&self) -> bool {
+        match self {
+            NetBlock::Ordinary { regular, .. } | NetBlock::GlobalPooling { regular, .. } => {
+                regular.is_int16()
+            }
+            NetBlock::Nested { blocks, .. } => blocks.iter().any(NetBlock::is_int16),
+        }
     }
 }
 
@@ -163,7 +186,7 @@ impl Net {
 #[derive(Default)]
 pub struct Workspace {
     free: Vec<Vec<f32>>,
-    scratch: Vec<f32>,
+    scratch: Scratch,
     mask: Mask,
     pooled: Vec<f32>,
     hidden: Vec<f32>,

@@ -6,6 +6,15 @@
 //! position `p` (36) and block of 16 output channels, as `[c][16]`, so the inner GEMM reads
 //! them with unit stride. An x86-64 CPU with AVX2 and FMA runs a SIMD path; every other CPU
 //! runs the same arithmetic in portable code.
+//!
+//! With [`Gemm::Int16`] the 36 GEMMs (most of a convolution's arithmetic) run in
+//! 16-bit integers on CPUs with AVX-512 VNNI, whose `vpdpwssd` does four times the
+//! multiply-adds of an AVX2 FMA per instruction: the weights are quantized once per tile
+//! position and output channel, each transformed input row (one tile position, one tile,
+//! every channel) at run time on its own scale, and the int32 sums scaled back to f32
+//! before the output transform. Both grids are as fine as int32 sums over `c` channels
+//! allow without overflow (about 13 bits each for 96 channels), some four times finer than
+//! bfloat16's mantissa, whose rounding of the weights failed the fidelity gates.
 
 // The transforms are products of small fixed matrices; indices read closer to the maths.
 #![allow(clippy::needless_range_loop)]
@@ -41,20 +50,91 @@ const KB: usize = 16;
 /// Input channels per transform step (one AVX register).
 const CB: usize = 8;
 
+/// How a convolution's 36 GEMMs multiply.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Gemm {
+    /// In f32.
+    #[default]
+    F32,
+    /// In 16-bit integers with int32 sums, where [`int16_available`]; f32 elsewhere.
+    Int16,
+}
+
 /// A 3x3 convolution prepared for Winograd F(4x4, 3x3).
 #[derive(Clone, Debug)]
 pub struct Winograd {
     c: usize,
     k: usize,
-    /// `[36][k / 16][c][16]`.
+    /// `[36][k / 16][c][16]` (empty when `q` holds them).
     u: Vec<f32>,
+    /// The weights quantized, for [`Gemm::Int16`] on a CPU that runs it.
+    q: Option<QuantWeights>,
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     simd: bool,
 }
 
+/// Transformed weights on a 16-bit grid per tile position and output channel.
+#[derive(Clone, Debug)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+struct QuantWeights {
+    /// `[36][k / 16][c / 2][16][2]`: a 32-bit lane holds two input channels' weights for
+    /// one output channel, as `vpdpwssd` pairs them.
+    u: Vec<i16>,
+    /// `[36][k]`: what one step of an output channel's grid is worth.
+    step: Vec<f32>,
+    /// The largest grid value of a transformed input.
+    input_max: f32,
+}
+
+/// The largest value either grid may reach so that a sum over `c` products of two grid
+/// values stays inside an int32: `c * m * m < 2^31`.
+fn grid_max(c: usize) -> i32 {
+    let m = ((i32::MAX as f64) / c as f64).sqrt().floor() as i32;
+    m.min(i16::MAX as i32)
+}
+
+impl QuantWeights {
+    /// `u` (`[36][k / 16][c][16]`) on the grid.
+    fn new(u: &[f32], c: usize, k: usize) -> QuantWeights {
+        let kbs = k / KB;
+        let m = grid_max(c) as f32;
+        let mut step = vec![0.0f32; 36 * k];
+        for p in 0..36 {
+            for kb in 0..kbs {
+                let block = &u[(p * kbs + kb) * c * KB..][..c * KB];
+                for o in 0..KB {
+                    let top = (0..c)
+                        .map(|ci| block[ci * KB + o].abs())
+                        .fold(0.0, f32::max);
+                    step[p * k + kb * KB + o] = top / m;
+                }
+            }
+        }
+        let mut q = vec![0i16; 36 * k * c];
+        for p in 0..36 {
+            for kb in 0..kbs {
+                let block = &u[(p * kbs + kb) * c * KB..][..c * KB];
+                let out = &mut q[(p * kbs + kb) * c * KB..][..c * KB];
+                for ci in 0..c {
+                    for o in 0..KB {
+                        let s = step[p * k + kb * KB + o];
+                        let v = if s > 0.0 { block[ci * KB + o] / s } else { 0.0 };
+                        out[((ci / 2) * KB + o) * 2 + ci % 2] = v.round_ties_even() as i16;
+                    }
+                }
+            }
+        }
+        QuantWeights {
+            u: q,
+            step,
+            input_max: m,
+        }
+    }
+}
+
 /// Whether a convolution of `c` inputs to `k` outputs fits the packing.
 pub fn fits(c: usize, k: usize) -> bool {
-    c > 0 && k > 0 && c % CB == 0 && k % KB == 0
+    c > 0 && k > 0 && c.is_multiple_of(CB) && k.is_multiple_of(KB)
 }
 
 /// The 4x4 tiles covering an `h` x `w` board.
@@ -63,8 +143,9 @@ fn tiles(h: usize, w: usize) -> (usize, usize) {
 }
 
 impl Winograd {
-    /// Packs `weights` (`[k][c][3][3]`); `c` and `k` must satisfy [`fits`].
-    pub fn new(weights: &[f32], c: usize, k: usize) -> Winograd {
+    /// Packs `weights` (`[k][c][3][3]`) for GEMMs of `gemm`; `c` and `k` must satisfy
+    /// [`fits`].
+    pub fn new(weights: &[f32], c: usize, k: usize, gemm: Gemm) -> Winograd {
         assert!(fits(c, k) && weights.len() == k * c * 9);
         let mut u = vec![0.0; 36 * k * c];
         for ko in 0..k {
@@ -88,12 +169,22 @@ impl Winograd {
                 }
             }
         }
+        let q = (gemm == Gemm::Int16 && int16_available() && c.is_multiple_of(INT_CB))
+            .then(|| QuantWeights::new(&u, c, k));
+        // The f32 weights are not read once quantized.
+        let u = if q.is_some() { Vec::new() } else { u };
         Winograd {
             c,
             k,
             u,
+            q,
             simd: simd_available(),
         }
+    }
+
+    /// Whether the GEMMs run in 16-bit integers.
+    pub fn is_int16(&self) -> bool {
+        self.q.is_some()
     }
 
     /// Input channels.
@@ -106,19 +197,53 @@ impl Winograd {
         self.k
     }
 
-    /// Scratch floats [`Winograd::run`] needs for an `h` x `w` board.
+    /// Scratch floats [`Winograd::run`] needs for an `h` x `w` board (the transformed
+    /// inputs, the products, and for [`Gemm::Int16`] each input row's step).
     pub fn scratch_len(&self, h: usize, w: usize) -> usize {
         let (th, tw) = tiles(h, w);
-        36 * th * tw * (self.c + self.k)
+        let rows = if self.q.is_some() { 36 * th * tw } else { 0 };
+        36 * th * tw * (self.c + self.k) + rows
+    }
+
+    /// Scratch integers [`Winograd::run`] needs for an `h` x `w` board (the quantized
+    /// inputs of [`Gemm::Int16`]).
+    pub fn int_scratch_len(&self, h: usize, w: usize) -> usize {
+        let (th, tw) = tiles(h, w);
+        if self.q.is_some() {
+            36 * th * tw * self.c
+        } else {
+            0
+        }
     }
 
     /// `y = conv(x)` for one `h` x `w` board: `x` is `[h][w][c]`, `y` is `[h][w][k]`.
-    pub fn run(&self, x: &[f32], h: usize, w: usize, scratch: &mut [f32], y: &mut [f32]) {
+    pub fn run(
+        &self,
+        x: &[f32],
+        h: usize,
+        w: usize,
+        scratch: &mut [f32],
+        ints: &mut [i16],
+        y: &mut [f32],
+    ) {
         assert!(x.len() >= h * w * self.c && y.len() >= h * w * self.k);
         let (th, tw) = tiles(h, w);
         let t = th * tw;
         let (v, rest) = scratch.split_at_mut(36 * t * self.c);
-        let m = &mut rest[..36 * t * self.k];
+        let (m, rest) = rest.split_at_mut(36 * t * self.k);
+        #[cfg(target_arch = "x86_64")]
+        if let Some(q) = &self.q {
+            let (vq, steps) = (&mut ints[..36 * t * self.c], &mut rest[..36 * t]);
+            // SAFETY: `q` exists only when the CPU reports AVX-512 F, BW and VNNI (and so
+            // AVX2 and FMA); the slices were checked to hold every index the kernels touch.
+            unsafe {
+                avx2::input(x, h, w, self.c, v);
+                avx512::quantize(v, 36 * t, self.c, q.input_max, vq, steps);
+                avx512::gemm(vq, steps, q, t, self.c, self.k, m);
+                avx2::output(m, h, w, self.k, y);
+            }
+            return;
+        }
         #[cfg(target_arch = "x86_64")]
         if self.simd {
             // SAFETY: `simd` is set only when the CPU reports AVX2 and FMA; the slices were
@@ -130,6 +255,7 @@ impl Winograd {
             }
             return;
         }
+        let _ = (ints, rest);
         portable::input(x, h, w, self.c, v);
         portable::gemm(v, &self.u, t, self.c, self.k, m);
         portable::output(m, h, w, self.k, y);
@@ -147,6 +273,25 @@ pub fn simd_available() -> bool {
         false
     }
 }
+
+/// Whether this CPU runs [`Gemm::Int16`] (AVX-512 F, BW and VNNI, with AVX2 and FMA for the
+/// transforms).
+pub fn int16_available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        simd_available()
+            && std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512bw")
+            && std::arch::is_x86_feature_detected!("avx512vnni")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// Input channels per quantization step of the int16 path (one AVX-512 register).
+const INT_CB: usize = 16;
 
 /// The same arithmetic in plain Rust (any CPU).
 mod portable {
@@ -424,6 +569,178 @@ mod avx2 {
     }
 }
 
+/// AVX-512 VNNI: the int16 path's quantization and GEMM.
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use std::arch::x86_64::*;
+
+    use super::{QuantWeights, INT_CB, KB};
+
+    /// Each of the `rows` rows of `v` (`c` floats) on its own grid: `q` gets the grid
+    /// values (`[rows][c]`), `steps` what one step is worth (0 for a row of zeros).
+    #[target_feature(enable = "avx512f,avx512bw")]
+    pub unsafe fn quantize(
+        v: &[f32],
+        rows: usize,
+        c: usize,
+        input_max: f32,
+        q: &mut [i16],
+        steps: &mut [f32],
+    ) {
+        assert!(v.len() >= rows * c && q.len() >= rows * c && steps.len() >= rows);
+        for r in 0..rows {
+            let row = v.as_ptr().add(r * c);
+            let mut top = _mm512_setzero_ps();
+            for i in (0..c).step_by(INT_CB) {
+                top = _mm512_max_ps(top, _mm512_abs_ps(_mm512_loadu_ps(row.add(i))));
+            }
+            let top = _mm512_reduce_max_ps(top);
+            let (step, inv) = if top > 0.0 {
+                (top / input_max, input_max / top)
+            } else {
+                (0.0, 0.0)
+            };
+            steps[r] = step;
+            let inv = _mm512_set1_ps(inv);
+            let out = q.as_mut_ptr().add(r * c);
+            for i in (0..c).step_by(INT_CB) {
+                // Rounded to nearest even, as the portable reference rounds.
+                let g = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(row.add(i)), inv));
+                _mm256_storeu_si256(out.add(i).cast(), _mm512_cvtepi32_epi16(g));
+            }
+        }
+    }
+
+    /// `M[p][tile][k] = steps[p][tile] * step[p][k] * (Vq[p][tile][:] · Uq[p][:][k])`.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+    pub unsafe fn gemm(
+        vq: &[i16],
+        steps: &[f32],
+        q: &QuantWeights,
+        t: usize,
+        c: usize,
+        k: usize,
+        m: &mut [f32],
+    ) {
+        assert!(vq.len() >= 36 * t * c && steps.len() >= 36 * t && m.len() >= 36 * t * k);
+        assert!(q.u.len() >= 36 * k * c && q.step.len() >= 36 * k);
+        let kbs = k / KB;
+        for p in 0..36 {
+            let vp = vq.as_ptr().add(p * t * c);
+            let sp = steps.as_ptr().add(p * t);
+            let mp = m.as_mut_ptr().add(p * t * k);
+            let mut j = 0;
+            while j < kbs {
+                let pair = j + 1 < kbs;
+                let up = q.u.as_ptr().add((p * kbs + j) * c * KB);
+                let wp = q.step.as_ptr().add(p * k + j * KB);
+                let mut r = 0;
+                while r < t {
+                    let rows = (t - r).min(ROWS);
+                    let (a, s, out) = (vp.add(r * c), sp.add(r), mp.add(r * k + j * KB));
+                    if pair {
+                        rows_block::<2>(rows, a, s, c, up, wp, out, k);
+                    } else {
+                        rows_block::<1>(rows, a, s, c, up, wp, out, k);
+                    }
+                    r += rows;
+                }
+                j += if pair { 2 } else { 1 };
+            }
+        }
+    }
+
+    /// `acc + a · b` by pairs of 16-bit lanes, as one `vpdpwssd`: LLVM otherwise splits
+    /// the intrinsic into `vpmaddwd` and `vpaddd` (two instructions for one), which ran
+    /// the GEMM at about half its speed.
+    #[target_feature(enable = "avx512f,avx512vnni")]
+    #[inline]
+    unsafe fn dpwssd(acc: __m512i, a: __m512i, b: __m512i) -> __m512i {
+        let mut acc = acc;
+        // SAFETY: register operands only; callers are compiled with AVX-512 VNNI.
+        std::arch::asm!(
+            "vpdpwssd {acc}, {a}, {b}",
+            acc = inout(zmm_reg) acc,
+            a = in(zmm_reg) a,
+            b = in(zmm_reg) b,
+            options(pure, nomem, nostack, preserves_flags),
+        );
+        acc
+    }
+
+    /// Most tile rows a block keeps accumulators for (24 of the 32 registers with two
+    /// channel blocks).
+    const ROWS: usize = 12;
+
+    /// [`block`] for `rows` rows (1 to [`ROWS`]).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    unsafe fn rows_block<const NB: usize>(
+        rows: usize,
+        a: *const i16,
+        s: *const f32,
+        c: usize,
+        b: *const i16,
+        w: *const f32,
+        out: *mut f32,
+        ldo: usize,
+    ) {
+        match rows {
+            1 => block::<1, NB>(a, s, c, b, w, out, ldo),
+            2 => block::<2, NB>(a, s, c, b, w, out, ldo),
+            3 => block::<3, NB>(a, s, c, b, w, out, ldo),
+            4 => block::<4, NB>(a, s, c, b, w, out, ldo),
+            5 => block::<5, NB>(a, s, c, b, w, out, ldo),
+            6 => block::<6, NB>(a, s, c, b, w, out, ldo),
+            7 => block::<7, NB>(a, s, c, b, w, out, ldo),
+            8 => block::<8, NB>(a, s, c, b, w, out, ldo),
+            9 => block::<9, NB>(a, s, c, b, w, out, ldo),
+            10 => block::<10, NB>(a, s, c, b, w, out, ldo),
+            11 => block::<11, NB>(a, s, c, b, w, out, ldo),
+            _ => block::<12, NB>(a, s, c, b, w, out, ldo),
+        }
+    }
+
+    /// `out[R x 16 NB] = s[r] * w[o] * (a[R x c] (row stride c) · b[c x 16 NB])`, `b` being
+    /// `NB` consecutive packed blocks of 16 output channels.
+    #[allow(clippy::too_many_arguments)]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+    #[inline]
+    unsafe fn block<const R: usize, const NB: usize>(
+        a: *const i16,
+        s: *const f32,
+        c: usize,
+        b: *const i16,
+        w: *const f32,
+        out: *mut f32,
+        ldo: usize,
+    ) {
+        let mut acc = [[_mm512_setzero_si512(); NB]; R];
+        for i in (0..c).step_by(2) {
+            let mut bv = [_mm512_setzero_si512(); NB];
+            for (n, v) in bv.iter_mut().enumerate() {
+                *v = _mm512_loadu_si512(b.add(n * c * KB + i * KB).cast());
+            }
+            for (r, row) in acc.iter_mut().enumerate() {
+                // Two adjacent input channels of the row, as one 32-bit lane.
+                let pair = a.add(r * c + i).cast::<i32>().read_unaligned();
+                let av = _mm512_set1_epi32(pair);
+                for (n, v) in row.iter_mut().enumerate() {
+                    *v = dpwssd(*v, av, bv[n]);
+                }
+            }
+        }
+        for (r, row) in acc.iter().enumerate() {
+            let sr = _mm512_set1_ps(*s.add(r));
+            for (n, v) in row.iter().enumerate() {
+                let scale = _mm512_mul_ps(_mm512_loadu_ps(w.add(n * KB)), sr);
+                let y = _mm512_mul_ps(_mm512_cvtepi32_ps(*v), scale);
+                _mm512_storeu_ps(out.add(r * ldo + n * KB), y);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -458,17 +775,23 @@ mod tests {
         y
     }
 
+    fn run(conv: &Winograd, x: &[f32], h: usize, w: usize) -> Vec<f32> {
+        let mut scratch = vec![f32::NAN; conv.scratch_len(h, w)];
+        let mut ints = vec![i16::MIN; conv.int_scratch_len(h, w)];
+        let mut y = vec![f32::NAN; h * w * conv.k];
+        conv.run(x, h, w, &mut scratch, &mut ints, &mut y);
+        y
+    }
+
     fn check(h: usize, w: usize, c: usize, k: usize, simd: bool) {
         let mut rng = fastrand::Rng::with_seed((h * 1000 + w * 10 + c + k) as u64);
         let x: Vec<f32> = (0..h * w * c).map(|_| rng.f32() * 2.0 - 1.0).collect();
         let wts: Vec<f32> = (0..k * c * 9).map(|_| (rng.f32() - 0.5) * 0.2).collect();
-        let mut conv = Winograd::new(&wts, c, k);
+        let mut conv = Winograd::new(&wts, c, k, Gemm::F32);
         if !simd {
             conv.simd = false;
         }
-        let mut scratch = vec![f32::NAN; conv.scratch_len(h, w)];
-        let mut y = vec![f32::NAN; h * w * k];
-        conv.run(&x, h, w, &mut scratch, &mut y);
+        let y = run(&conv, &x, h, w);
         let want = direct(&x, &wts, h, w, c, k);
         let worst = y
             .iter()
@@ -491,6 +814,108 @@ mod tests {
             }
         }
         check(19, 19, 96, 96, true);
+    }
+
+    /// The int16 path's arithmetic in plain Rust: `M` from the transformed inputs `v`.
+    #[cfg(target_arch = "x86_64")]
+    fn int16_products(q: &QuantWeights, v: &[f32], t: usize, c: usize, k: usize) -> Vec<f32> {
+        let mut m = vec![0.0f32; 36 * t * k];
+        for row in 0..36 * t {
+            let x = &v[row * c..][..c];
+            let top = x.iter().map(|v| v.abs()).fold(0.0, f32::max);
+            let (step, inv) = if top > 0.0 {
+                (top / q.input_max, q.input_max / top)
+            } else {
+                (0.0, 0.0)
+            };
+            let g: Vec<i32> = x
+                .iter()
+                .map(|v| (v * inv).round_ties_even() as i32)
+                .collect();
+            let p = row / t;
+            for o in 0..k {
+                let (kb, lane) = (o / KB, o % KB);
+                let block = &q.u[(p * (k / KB) + kb) * c * KB..][..c * KB];
+                let sum: i32 = (0..c)
+                    .map(|ci| g[ci] * i32::from(block[((ci / 2) * KB + lane) * 2 + ci % 2]))
+                    .sum();
+                m[row * k + o] = sum as f32 * (q.step[p * k + o] * step);
+            }
+        }
+        m
+    }
+
+    #[test]
+    fn int16_sums_stay_inside_an_int32() {
+        for c in [8, 16, 96, 128, 256, 384, 1024] {
+            let m = i64::from(grid_max(c));
+            assert!(c as i64 * m * m <= i64::from(i32::MAX), "c {c}: grid {m}");
+            assert!(c as i64 * (m + 1) * (m + 1) > i64::from(i32::MAX) || m == 32767);
+        }
+    }
+
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn int16_kernels_equal_their_portable_arithmetic_and_a_direct_convolution() {
+        if !int16_available() {
+            println!("skipped: this CPU has no AVX-512 VNNI");
+            return;
+        }
+        for (h, w, c, k) in [
+            (19, 19, 96, 96),
+            (9, 9, 96, 64),
+            (13, 13, 32, 48),
+            (5, 7, 16, 16),
+        ] {
+            let mut rng = fastrand::Rng::with_seed((h * 100 + c + k) as u64);
+            let x: Vec<f32> = (0..h * w * c).map(|_| rng.f32() * 2.0 - 1.0).collect();
+            let wts: Vec<f32> = (0..k * c * 9).map(|_| (rng.f32() - 0.5) * 0.2).collect();
+            let conv = Winograd::new(&wts, c, k, Gemm::Int16);
+            assert!(conv.is_int16());
+            let got = run(&conv, &x, h, w);
+            // The kernels' own input transform (a different rounding could move an input
+            // across a grid step), the reference's integer products, a portable output
+            // transform.
+            let (th, tw) = tiles(h, w);
+            let t = th * tw;
+            let mut v = vec![0.0; 36 * t * c];
+            // SAFETY: `int16_available` implies AVX2 and FMA.
+            unsafe { avx2::input(&x, h, w, c, &mut v) };
+            let m = int16_products(conv.q.as_ref().expect("quantized"), &v, t, c, k);
+            let mut want = vec![0.0; h * w * k];
+            portable::output(&m, h, w, k, &mut want);
+            let direct = direct(&x, &wts, h, w, c, k);
+            let (mut to_ref, mut to_direct, mut top) = (0.0f32, 0.0f32, 0.0f32);
+            for ((g, r), d) in got.iter().zip(&want).zip(&direct) {
+                to_ref = to_ref.max((g - r).abs());
+                to_direct = to_direct.max((g - d).abs());
+                top = top.max(d.abs());
+            }
+            // The integer sums are exact; only the output transform's f32 rounding (AVX2
+            // against portable order) separates the kernels from the reference.
+            assert!(
+                to_ref < 1e-4,
+                "{h}x{w} c{c} k{k}: {to_ref} from the reference"
+            );
+            // A 13-bit grid on both operands, its errors amplified by the output transform
+            // (up to 8 x 8): about half a percent of the largest output at worst, as a
+            // simulation of the same arithmetic in f64 gives (bfloat16 operands: 5%); a
+            // misplaced pair or lane is off by the outputs' own size.
+            assert!(
+                to_direct < 1.5e-2 * top,
+                "{h}x{w} c{c} k{k}: {to_direct} from the direct convolution (outputs up to {top})"
+            );
+        }
+    }
+
+    #[test]
+    fn int16_falls_back_to_f32_where_the_cpu_lacks_it() {
+        let wts = vec![0.1; 16 * 24 * 9];
+        let conv = Winograd::new(&wts, 24, 16, Gemm::Int16);
+        // 24 channels are not whole AVX-512 registers: f32 even on a CPU with VNNI.
+        assert!(!conv.is_int16());
+        let conv = Winograd::new(&wts[..16 * 16 * 9], 16, 16, Gemm::Int16);
+        assert_eq!(conv.is_int16(), int16_available());
     }
 
     #[test]
