@@ -88,10 +88,11 @@ pub struct OrtArgs {
     /// Directory for TensorRT's engine and timing caches (a restart then skips the engine build).
     #[arg(long)]
     ort_trt_cache: Option<PathBuf>,
-    /// Network precision: `fp32`; `int8` on ONNX Runtime (a graph calibrated at start-up
-    /// and quantized; fastest on CPUs with VNNI or ARM dot products); `int16` on the native
-    /// backend (its GEMMs in 16-bit integers, on CPUs with AVX-512 VNNI; fp32 elsewhere).
-    #[arg(long, default_value = "fp32", value_parser = str::parse::<Precision>)]
+    /// Network precision: `auto` (int16 on the native backend where the CPU has AVX-512
+    /// VNNI, fp32 elsewhere); `fp32`; `int8` on ONNX Runtime (a graph calibrated at
+    /// start-up and quantized; fastest on CPUs with VNNI or ARM dot products); `int16` on
+    /// the native backend (its GEMMs in 16-bit integers; fp32 on CPUs without VNNI).
+    #[arg(long, default_value = "auto", value_parser = str::parse::<Precision>)]
     precision: Precision,
 }
 
@@ -102,7 +103,7 @@ impl Default for OrtArgs {
             ort_device: 0,
             ort_fp16: false,
             ort_trt_cache: None,
-            precision: Precision::Fp32,
+            precision: Precision::default(),
         }
     }
 }
@@ -186,7 +187,9 @@ impl<'a> BackendGraph<'a> {
     ) -> Result<Self> {
         let graph = match (kind, ort.precision) {
             (BackendKind::Ort, Precision::Int8) => Cow::Owned(quantized(model)?),
-            (_, Precision::Fp32) | (BackendKind::Native, Precision::Int16) => Cow::Borrowed(model),
+            (_, Precision::Auto | Precision::Fp32) | (BackendKind::Native, Precision::Int16) => {
+                Cow::Borrowed(model)
+            }
             (kind, precision) => {
                 log::warn!(
                     "the {kind} backend does not run {precision} (int8 runs on ort, int16 on \
@@ -232,15 +235,19 @@ fn quantized(model: &LoadedModel) -> Result<LoadedModel> {
     LoadedModel::from_proto(proto).context("checking the int8 graph")
 }
 
-/// How the native backend's GEMMs multiply at `precision`: int16 where the CPU runs it.
+/// How the native backend's GEMMs multiply at `precision`: int16 where asked for (or
+/// left to choose) and the CPU runs it.
 fn native_gemm(precision: Precision) -> Gemm {
-    if precision != Precision::Int16 {
-        return Gemm::F32;
+    let available = tengen_nn::backend::native::winograd::int16_available();
+    match precision {
+        Precision::Int16 if !available => {
+            log::warn!("this CPU has no AVX-512 VNNI: the native backend runs in fp32");
+            Gemm::F32
+        }
+        Precision::Int16 => Gemm::Int16,
+        Precision::Auto if available => Gemm::Int16,
+        _ => Gemm::F32,
     }
-    if !tengen_nn::backend::native::winograd::int16_available() {
-        log::warn!("this CPU has no AVX-512 VNNI: the native backend runs in fp32");
-    }
-    Gemm::Int16
 }
 
 /// A backend for `graph`, on `threads` cores, taking batches up to `max_batch`.

@@ -144,9 +144,10 @@ section! {
         device: i32 = 0,
         /// Let TensorRT run layers in FP16.
         fp16: bool = false,
-        /// Network precision: `fp32`, `int8` (ONNX Runtime, calibrated at start-up) or
-        /// `int16` (the native backend, on CPUs with AVX-512 VNNI).
-        precision: String = "fp32".into(),
+        /// Network precision: `auto` (int16 on the native backend where the CPU has
+        /// AVX-512 VNNI, fp32 elsewhere), `fp32`, `int8` (ONNX Runtime, calibrated at
+        /// start-up) or `int16` (the native backend, on CPUs with AVX-512 VNNI).
+        precision: String = "auto".into(),
         /// No move's search goes past this many visits, whatever a remote client sets
         /// (the tree's memory grows with visits: 100,000 hold it near 60 MB).
         max_visits: u64 = 100_000,
