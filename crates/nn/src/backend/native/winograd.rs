@@ -535,13 +535,13 @@ mod avx2 {
             for tx in 0..tw {
                 let tile = ty * tw + tx;
                 for kb in (0..k).step_by(CB) {
-                    let mut mm = [[zero; 6]; 6];
-                    for (a, row) in mm.iter_mut().enumerate() {
-                        for (b, val) in row.iter_mut().enumerate() {
-                            let p = a * 6 + b;
-                            *val = _mm256_loadu_ps(m.as_ptr().add((p * t + tile) * k + kb));
-                        }
-                    }
+                    // Built from the loads (no zeroed array first: that was a memset call
+                    // per tile and channel block).
+                    let mm: [[V; 6]; 6] = std::array::from_fn(|a| {
+                        std::array::from_fn(|b| {
+                            _mm256_loadu_ps(m.as_ptr().add(((a * 6 + b) * t + tile) * k + kb))
+                        })
+                    });
                     let mut tmp = [[zero; 6]; 4];
                     for b in 0..6 {
                         let col = at([mm[0][b], mm[1][b], mm[2][b], mm[3][b], mm[4][b], mm[5][b]]);
