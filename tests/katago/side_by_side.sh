@@ -19,7 +19,9 @@
 #   --katago PATH        the cached build (KATAGO_CACHE, default ~/.cache/tengen/katago)
 #   --model FILE         models/g170-b6c96.bin.gz
 #   --boards 9,19  --threads 1,2  --visits 800  --positions 6  --rounds 2
-#   --backends tract,ort-fp32,ort-int8 (`ort` alone is fp32, its default precision)
+#   --backends tract,ort-fp32,ort-int8 (a backend alone runs at Tengen's default precision,
+#                        `auto`: `native` is int16 on CPUs with AVX-512 VNNI, `ort` fp32;
+#                        `native-fp32`, `native-int16` name one)
 #   --transformer FILE   also measure this net (default: b10c384h6nbttflrs.bin.gz under
 #                        $TENGEN_SHARED/models if present; `none` to skip), at
 #   --transformer-visits 16 on 2 positions, one round, on --transformer-boards 19
