@@ -9,8 +9,10 @@ use crate::frame::Frame;
 use crate::homography::{fit_ransac, Homography, Point};
 use crate::hough::{self, Line};
 
+mod stones;
 mod window;
 
+use stones::refit_on_stones;
 use window::{best_window, grow, settle, Support, Window};
 
 /// The sizes looked for, largest first.
@@ -167,13 +169,19 @@ pub fn find_board(frame: &Frame) -> Result<FoundBoard, NoBoard> {
     }
     // A crowded 19x19 board can show its clearest lines only in a 9x9 or 13x13 window of
     // itself; the lattice around the window tells.
-    if let Some((grown, [c0, r0])) = grow(&best, &support) {
-        best = grown_onto_image(&best, grown, [c0, r0], &lines_map);
+    let grown = grow(&best, &support);
+    let was_grown = grown.is_some();
+    if let Some((larger, [c0, r0])) = grown {
+        best = grown_onto_image(&best, larger, [c0, r0], &lines_map, &img);
     }
     let Window {
         score, n, h: hb, ..
     } = best;
     let mut hb = refine(&hb, n, &lines_map, 3).unwrap_or(hb);
+    // A grown board is a crowded one, whose lines partly snap to the gaps between stones.
+    if was_grown {
+        hb = refit_on_stones(&img, &hb, [n, n]).unwrap_or(hb);
+    }
     let offset = settle(&hb, n, &support);
     if offset != [0, 0] {
         let moved = hb.then_after(&shift(offset));
@@ -190,7 +198,13 @@ pub fn find_board(frame: &Frame) -> Result<FoundBoard, NoBoard> {
 /// lines snapped onto the image a step at a time: the grid fitted on the smaller window
 /// drifts off the lines it extrapolates to, and snapping ten lines out at once would catch
 /// a neighbouring line.
-fn grown_onto_image(from: &Window, grown: Window, origin: [i64; 2], map: &Plane) -> Window {
+fn grown_onto_image(
+    from: &Window,
+    grown: Window,
+    origin: [i64; 2],
+    map: &Plane,
+    img: &Plane,
+) -> Window {
     const STEP: i64 = 2;
     let n = from.n as i64;
     let big = grown.n as i64;
@@ -205,7 +219,13 @@ fn grown_onto_image(from: &Window, grown: Window, origin: [i64; 2], map: &Plane)
             hi[a] = (hi[a] + STEP).min(target_hi[a]);
         }
         let dims = [(hi[0] - lo[0] + 1) as usize, (hi[1] - lo[1] + 1) as usize];
-        let Some(refined) = refine_rect(&h.then_after(&shift(lo)), dims, map, 1) else {
+        let moved = h.then_after(&shift(lo));
+        let snapped = refine_rect(&moved, dims, map, 1);
+        // Under packed stones the lines cannot be snapped to (or snap to the gaps between
+        // stones); the stones themselves still mark the intersections.
+        let Some(refined) =
+            refit_on_stones(img, snapped.as_ref().unwrap_or(&moved), dims).or(snapped)
+        else {
             return grown;
         };
         h = refined.then_after(&shift([-lo[0], -lo[1]]));

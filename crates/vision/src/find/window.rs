@@ -302,6 +302,17 @@ fn lattice(before: f64, line: f64, after: f64) -> f64 {
 /// in the same direction, darker or lighter, by at least `STONE_DEVIATION`. All of them
 /// must lie in the frame.
 fn is_stone(img: &Plane, front: &dyn Fn(Point) -> Option<Point>, c: f64, r: f64) -> bool {
+    stone_shade(img, front, c, r).is_some()
+}
+
+/// The stone `is_stone` sees on intersection (c, r), as the wood's grey there and the
+/// stone's shade against it (-1 darker, 1 lighter).
+pub(super) fn stone_shade(
+    img: &Plane,
+    front: &dyn Fn(Point) -> Option<Point>,
+    c: f64,
+    r: f64,
+) -> Option<(f32, f32)> {
     // Off the frame the image reads black, and a crossing there would look like a black
     // stone on the wood inside: a board window shifted out of the frame would gain credit.
     let (w, h) = (
@@ -318,10 +329,7 @@ fn is_stone(img: &Plane, front: &dyn Fn(Point) -> Option<Point>, c: f64, r: f64)
         .into_iter()
         .enumerate()
     {
-        let Some(g) = grey(dc, dr) else {
-            return false;
-        };
-        woods[k] = g;
+        woods[k] = grey(dc, dr)?;
     }
     // The middle two of the four: a shadow or a stray stone at one cell centre is ignored.
     woods.sort_by(f32::total_cmp);
@@ -334,10 +342,7 @@ fn is_stone(img: &Plane, front: &dyn Fn(Point) -> Option<Point>, c: f64, r: f64)
         (0.25, 0.25),
         (-0.25, 0.25),
     ] {
-        let Some(g) = grey(dc, dr) else {
-            return false;
-        };
-        let dev = (g - wood) / (wood + 24.0);
+        let dev = (grey(dc, dr)? - wood) / (wood + 24.0);
         if dev <= -STONE_DEVIATION {
             darker += 1;
         } else if dev >= STONE_DEVIATION {
@@ -345,7 +350,13 @@ fn is_stone(img: &Plane, front: &dyn Fn(Point) -> Option<Point>, c: f64, r: f64)
         }
     }
     // One of the five may miss: a black stone's highlight, a white stone's shadowed side.
-    darker.max(lighter) >= 4
+    if darker >= 4 {
+        Some((wood, -1.0))
+    } else if lighter >= 4 {
+        Some((wood, 1.0))
+    } else {
+        None
+    }
 }
 
 /// The best board window of a grid hypothesis.
@@ -439,10 +450,10 @@ pub(super) fn grow(w: &Window, support: &Support) -> Option<(Window, [i64; 2])> 
                 _ => false,
             }
         };
-        if ring_mean >= GROW_RING_SHARE * inner_mean
-            && ring_mean >= GROW_OVER_QUARTER * ring_q_mean
-            && same_wood()
-        {
+        let lattice = ring_mean >= GROW_STRONG_RING_SHARE * inner_mean
+            || (ring_mean >= GROW_RING_SHARE * inner_mean
+                && ring_mean >= GROW_OVER_QUARTER * ring_q_mean);
+        if lattice && same_wood() {
             let (_, score) = prof.evidence(big, c0, r0);
             let grown = Window {
                 evidence: w.evidence,
@@ -480,6 +491,10 @@ const GROW_RING_SHARE: f64 = 0.4;
 /// ...and this many times what the same places show a quarter cell off the grid (texture
 /// shows alike on and off the grid, a lattice does not).
 const GROW_OVER_QUARTER: f64 = 1.2;
+/// Or at least this share, whatever the quarter-cell comparison says: rows of packed stones
+/// show a lattice a quarter cell off the grid too, so on a crowded board that comparison
+/// fails where the added lines are nearly as clear as the window's own.
+const GROW_STRONG_RING_SHARE: f64 = 0.7;
 /// The added cells' median grey may differ from the window's by this share of it at most.
 const GROW_SAME_WOOD: f64 = 0.25;
 /// Share of the added lines' samples that must lie in the frame.
