@@ -17,7 +17,7 @@ const DISC: f64 = 0.5;
 /// is more likely a neighbour's.
 const MAX_MOVE: f64 = 0.35;
 /// A pixel counts towards a stone when it differs from the wood in the stone's shade by
-/// more than this (relative to the wood, as in `is_stone`).
+/// more than this (`Shade::deviation`, as `is_stone` measures).
 const PIXEL_DEVIATION: f32 = 0.06;
 /// Centroid steps taken from the predicted intersection at most: each moves only part of
 /// the way, the search disc overlapping the stone's only in part...
@@ -65,7 +65,7 @@ pub(super) fn stone_centre(img: &Plane, h: &Homography, c: i64, r: i64) -> Optio
                     continue;
                 }
                 let g = img.data[y as usize * img.width + x as usize];
-                let dev = shade * (g - wood) / (wood + 24.0) - PIXEL_DEVIATION;
+                let dev = shade.deviation(g, wood) - PIXEL_DEVIATION;
                 if dev > 0.0 {
                     let weight = f64::from(dev);
                     sx += weight * x as f64;

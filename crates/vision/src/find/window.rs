@@ -305,14 +305,40 @@ fn is_stone(img: &Plane, front: &dyn Fn(Point) -> Option<Point>, c: f64, r: f64)
     stone_shade(img, front, c, r).is_some()
 }
 
+/// Which way a stone differs from the wood: black stones read darker, white ones lighter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Shade {
+    /// Darker than the wood.
+    Darker,
+    /// Lighter than the wood.
+    Lighter,
+}
+
+impl Shade {
+    /// How far `grey` lies from the wood's grey `wood` in this shade's direction, relative
+    /// to the wood (negative the other way).
+    pub(super) fn deviation(self, grey: f32, wood: f32) -> f32 {
+        match self {
+            Shade::Darker => -against_wood(grey, wood),
+            Shade::Lighter => against_wood(grey, wood),
+        }
+    }
+}
+
+/// How far `grey` lies above the wood's grey `wood`, relative to the wood (the offset keeps
+/// dim wood from magnifying noise).
+pub(super) fn against_wood(grey: f32, wood: f32) -> f32 {
+    (grey - wood) / (wood + 24.0)
+}
+
 /// The stone `is_stone` sees on intersection (c, r), as the wood's grey there and the
-/// stone's shade against it (-1 darker, 1 lighter).
+/// stone's shade against it.
 pub(super) fn stone_shade(
     img: &Plane,
     front: &dyn Fn(Point) -> Option<Point>,
     c: f64,
     r: f64,
-) -> Option<(f32, f32)> {
+) -> Option<(f32, Shade)> {
     // Off the frame the image reads black, and a crossing there would look like a black
     // stone on the wood inside: a board window shifted out of the frame would gain credit.
     let (w, h) = (
@@ -342,7 +368,7 @@ pub(super) fn stone_shade(
         (0.25, 0.25),
         (-0.25, 0.25),
     ] {
-        let dev = (grey(dc, dr)? - wood) / (wood + 24.0);
+        let dev = against_wood(grey(dc, dr)?, wood);
         if dev <= -STONE_DEVIATION {
             darker += 1;
         } else if dev >= STONE_DEVIATION {
@@ -351,9 +377,9 @@ pub(super) fn stone_shade(
     }
     // One of the five may miss: a black stone's highlight, a white stone's shadowed side.
     if darker >= 4 {
-        Some((wood, -1.0))
+        Some((wood, Shade::Darker))
     } else if lighter >= 4 {
-        Some((wood, 1.0))
+        Some((wood, Shade::Lighter))
     } else {
         None
     }
@@ -446,7 +472,7 @@ pub(super) fn grow(w: &Window, support: &Support) -> Option<(Window, [i64; 2])> 
                     .filter(|&(c, r)| !inside(c, r)),
             );
             match (inner_wood, ring_wood) {
-                (Some(a), Some(b)) => f64::from((b - a).abs() / (a + 24.0)) <= GROW_SAME_WOOD,
+                (Some(a), Some(b)) => f64::from(against_wood(b, a).abs()) <= GROW_SAME_WOOD,
                 _ => false,
             }
         };
