@@ -76,6 +76,17 @@ fn find(c: &mut Criterion) {
         group.bench_function("gomrade_webcam", |b| b.iter(|| find_board(&frame)));
     }
     group.finish();
+    // The slowest path: a crowded 19x19 board whose clearest lines form a 9x9 window in one
+    // corner, grown from there a line at a time (a 608x608 photo, about as many working
+    // pixels as a 1280x720 frame shrunk to 800 px).
+    let crowded = "camera/roboflow-corners/images/74_jpg.rf.a30f77b82bd07ac2fbaf5347cf249a4f.jpg";
+    if let Some(root) = shared_dir("vision bench crowded photo", &[crowded]) {
+        let frame = read_image(&root.join(crowded)).expect("a readable photo");
+        let mut group = c.benchmark_group("find_board_grown");
+        group.sample_size(10);
+        group.bench_function("roboflow_crowded_19x19", |b| b.iter(|| find_board(&frame)));
+        group.finish();
+    }
 }
 
 criterion_group!(benches, find);

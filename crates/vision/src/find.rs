@@ -9,6 +9,7 @@ use crate::frame::Frame;
 use crate::homography::{fit_ransac, Homography, Point};
 use crate::hough::{self, Line};
 
+mod extend;
 mod stones;
 mod window;
 
@@ -170,9 +171,12 @@ pub fn find_board(frame: &Frame) -> Result<FoundBoard, NoBoard> {
     // A crowded 19x19 board can show its clearest lines only in a 9x9 or 13x13 window of
     // itself; the lattice around the window tells.
     let grown = grow(&best, &support);
-    let was_grown = grown.is_some();
+    let mut was_grown = grown.is_some();
     if let Some((larger, [c0, r0])) = grown {
         best = grown_onto_image(&best, larger, [c0, r0], &lines_map, &img);
+    } else if let Some(larger) = extend::extend(&best, &support, &img, &lines_map) {
+        best = larger;
+        was_grown = true;
     }
     let Window {
         score, n, h: hb, ..

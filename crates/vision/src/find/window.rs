@@ -31,7 +31,7 @@ impl<'a> Support<'a> {
 
     /// Support at `p` for a line running along the unit vector `dir`; the best of the
     /// points within two pixels across the line, which tolerates a slightly wrong hypothesis.
-    fn at(&self, p: Point, dir: Point) -> f64 {
+    pub(super) fn at(&self, p: Point, dir: Point) -> f64 {
         // Off the frame every sample reads 0, and so would the support: skip the sampling.
         let margin = LINE_REACH + 3.0;
         if !(p[0] > -margin
@@ -290,7 +290,7 @@ impl LineProfiles {
 /// a printed line or a row of black stones shows more line support than the half-way lines,
 /// a row of packed white stones less (the gaps between them are the dark lines then). Both
 /// sides must agree, so a step (a board's edge, a sleeve) counts for nothing.
-fn lattice(before: f64, line: f64, after: f64) -> f64 {
+pub(super) fn lattice(before: f64, line: f64, after: f64) -> f64 {
     let pos = (line - before).min(line - after).max(0.0);
     let neg = (before - line).min(after - line).max(0.0);
     pos + neg
@@ -495,7 +495,11 @@ pub(super) fn grow(w: &Window, support: &Support) -> Option<(Window, [i64; 2])> 
 
 /// The median grey at the centres of `cells` (board coordinates of their top-left
 /// crossings, at `h`) that lie in the frame: the bare wood between the stones.
-fn cell_wood(img: &Plane, h: &Homography, cells: impl Iterator<Item = (i64, i64)>) -> Option<f32> {
+pub(super) fn cell_wood(
+    img: &Plane,
+    h: &Homography,
+    cells: impl Iterator<Item = (i64, i64)>,
+) -> Option<f32> {
     let (w, hgt) = (img.width as f64 - 1.0, img.height as f64 - 1.0);
     let mut greys: Vec<f32> = cells
         .filter_map(|(c, r)| h.apply([c as f64 + 0.5, r as f64 + 0.5]))
@@ -522,7 +526,7 @@ const GROW_OVER_QUARTER: f64 = 1.2;
 /// fails where the added lines are nearly as clear as the window's own.
 const GROW_STRONG_RING_SHARE: f64 = 0.7;
 /// The added cells' median grey may differ from the window's by this share of it at most.
-const GROW_SAME_WOOD: f64 = 0.25;
+pub(super) const GROW_SAME_WOOD: f64 = 0.25;
 /// Share of the added lines' samples that must lie in the frame.
 const GROW_IN_FRAME: f64 = 0.5;
 
@@ -561,6 +565,17 @@ pub(super) fn best_window(h: &Homography, support: &Support) -> Option<Window> {
         n,
         h: h.then_after(&shift([c0, r0])),
     })
+}
+
+/// The window of `n` lines at (0, 0) of `h`, measured as `best_window` measures windows.
+pub(super) fn window_at(h: &Homography, n: usize, support: &Support) -> Window {
+    let (evidence, score) = LineProfiles::new(h, support).evidence(n as i64, 0, 0);
+    Window {
+        evidence,
+        score,
+        n,
+        h: *h,
+    }
 }
 
 impl LineProfiles {
