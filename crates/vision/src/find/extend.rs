@@ -9,8 +9,7 @@ use crate::homography::{Homography, Point};
 
 use super::stones::{refit_on_stones, stone_centre};
 use super::window::{
-    against_wood, cell_wood, lattice, stone_shade, window_at, Shade, Support, Window,
-    GROW_SAME_WOOD,
+    against_wood, cell_wood, in_front, lattice, window_at, Shade, Support, Window, GROW_SAME_WOOD,
 };
 use super::{dist, refine_rect, shift, SIZES, STEPS};
 
@@ -67,10 +66,8 @@ impl Look {
 /// disc settles within `CENTRED` of the crossing.
 fn stone_at(img: &Plane, h: &Homography, c: i64, r: i64) -> Option<(Shade, f32)> {
     let (x, y) = (c as f64, r as f64);
-    let front = |g: Point| h.apply(g);
-    let (_, shade) = stone_shade(img, &front, x, y)?;
     let (p, q) = (h.apply([x, y])?, h.apply([x + 1.0, y + 1.0])?);
-    let centre = stone_centre(img, h, c, r)?;
+    let (centre, shade) = stone_centre(img, h, c, r)?;
     (dist(centre, p) <= CENTRED * dist(p, q) / 2f64.sqrt())
         .then(|| (shade, img.sample(centre[0], centre[1])))
 }
@@ -322,12 +319,7 @@ fn showing(
     from: i64,
     to: i64,
 ) -> Showing {
-    // Points behind the camera (the far side of the horizon) are not on the board.
-    let w0 = h.0[8];
-    let front = |g: Point| {
-        let w = h.0[6] * g[0] + h.0[7] * g[1] + h.0[8];
-        (w * w0 > 0.0).then(|| h.apply(g)).flatten()
-    };
+    let front = in_front(h);
     let at = |a: f64, b: f64| if col { [a, b] } else { [b, a] };
     let (wid, hgt) = (img.width as f64, img.height as f64);
     // Support for a line along the grid's direction through grid point `g`.

@@ -6,7 +6,7 @@ use crate::filter::Plane;
 use crate::homography::{fit_ransac, Homography, Point};
 
 use super::dist;
-use super::window::stone_shade;
+use super::window::{stone_shade, Shade};
 
 /// The disc a stone's centre is looked for in, in cells around where it was last placed:
 /// as large as a stone, so that the centroid moves until the whole stone is inside it (in a
@@ -30,10 +30,10 @@ const MIN_INLIER_SHARE: f64 = 0.5;
 /// A stone centre explains a fit within this many cells.
 const TOLERANCE: f64 = 0.15;
 
-/// The image position of the stone on intersection (c, r) of grid `h`, if `is_stone` sees
-/// one there: the centroid of the pixels of its shade around the predicted intersection,
-/// moved towards the disc's middle until it settles.
-pub(super) fn stone_centre(img: &Plane, h: &Homography, c: i64, r: i64) -> Option<Point> {
+/// The image position and shade of the stone on intersection (c, r) of grid `h`, if
+/// `is_stone` sees one there: the centroid of the pixels of its shade around the predicted
+/// intersection, moved towards the disc's middle until it settles.
+pub(super) fn stone_centre(img: &Plane, h: &Homography, c: i64, r: i64) -> Option<(Point, Shade)> {
     let (c, r) = (c as f64, r as f64);
     let front = |g: Point| h.apply(g);
     let (wood, shade) = stone_shade(img, &front, c, r)?;
@@ -84,7 +84,7 @@ pub(super) fn stone_centre(img: &Plane, h: &Homography, c: i64, r: i64) -> Optio
             break;
         }
     }
-    (dist(q, p) <= MAX_MOVE * spacing).then_some(q)
+    (dist(q, p) <= MAX_MOVE * spacing).then_some((q, shade))
 }
 
 /// Grid `h` refitted on the centres of the stones at the intersections of the window of
@@ -95,7 +95,7 @@ pub(super) fn refit_on_stones(img: &Plane, h: &Homography, dims: [usize; 2]) -> 
     let mut dst = Vec::new();
     for r in 0..dims[1] as i64 {
         for c in 0..dims[0] as i64 {
-            if let Some(q) = stone_centre(img, h, c, r) {
+            if let Some((q, _)) = stone_centre(img, h, c, r) {
                 src.push([c as f64, r as f64]);
                 dst.push(q);
             }
@@ -151,7 +151,8 @@ mod tests {
     #[test]
     fn a_stone_centre_is_found_where_the_stone_lies() {
         let (img, grid) = board([3.0, 2.0], false);
-        let q = stone_centre(&img, &grid, 4, 4).expect("a stone at (4, 4)");
+        let (q, shade) = stone_centre(&img, &grid, 4, 4).expect("a stone at (4, 4)");
+        assert_eq!(shade, Shade::Darker);
         assert!(dist(q, [103.0, 102.0]) < 0.5, "{q:?}");
         // No stone on (3, 4).
         assert!(stone_centre(&img, &grid, 3, 4).is_none());

@@ -61,6 +61,17 @@ impl<'a> Support<'a> {
     }
 }
 
+/// Grid point → image point for the points of `h` on the camera's side of the horizon, the
+/// side board coordinate (0, 0) lies on; beyond it a homography maps points behind the
+/// camera, which are not on the board.
+pub(super) fn in_front(h: &Homography) -> impl Fn(Point) -> Option<Point> + '_ {
+    let w0 = h.0[8];
+    move |g: Point| {
+        let w = h.0[6] * g[0] + h.0[7] * g[1] + h.0[8];
+        (w * w0 > 0.0).then(|| h.apply(g)).flatten()
+    }
+}
+
 /// Along every grid line of a hypothesis within reach, prefix sums of its contrast against
 /// the half-way lines either side (at the samples no stone covers) and of the samples that
 /// stones cover. A stone is a disc centred on an intersection that hides the line under it;
@@ -90,12 +101,7 @@ impl LineProfiles {
     fn new(h: &Homography, support: &Support) -> Self {
         let lines = (4 * REACH + 3) as usize;
         let samples = (2 * REACH * STEPS + 1) as usize;
-        // Points behind the camera (the far side of the horizon) are not on the board.
-        let w0 = h.0[8];
-        let front = |g: Point| {
-            let w = h.0[6] * g[0] + h.0[7] * g[1] + h.0[8];
-            (w * w0 > 0.0).then(|| h.apply(g)).flatten()
-        };
+        let front = in_front(h);
         // Support at grid point `g` for the grid line through it along grid direction `d`.
         let along = |g: Point, d: Point| -> f64 {
             let (Some(p), Some(q)) = (front(g), front([g[0] + 0.1 * d[0], g[1] + 0.1 * d[1]]))
