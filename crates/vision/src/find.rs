@@ -55,6 +55,11 @@ const STEPS: i64 = 4;
 const MIN_CELL: f64 = 6.0;
 /// Grid hypotheses whose best windows are refined on the image before the final choice.
 const REFINED_HYPOTHESES: usize = 6;
+/// The best windows whose grids are also tried at twice their shorter step...
+const DOUBLED_HYPOTHESES: usize = 3;
+/// ...when the longer is this many times the shorter or more: a board's cell (22 by 23.7
+/// mm) seen at 45° is at most 1.52 times as long as it is deep.
+const DOUBLING_ASPECT: f64 = 1.6;
 /// A window whose lines show this much more than its surroundings is a board.
 const MIN_SCORE: f64 = 0.1;
 
@@ -148,6 +153,16 @@ pub fn find_board(frame: &Frame) -> Result<FoundBoard, NoBoard> {
         .collect();
     windows.sort_by(|a, b| b.evidence.total_cmp(&a.evidence));
     windows.truncate(REFINED_HYPOTHESES);
+    // A board's lines and the rows of stones or gaps between them can make a grid of half
+    // the board's step along one axis; every other line of it, on either parity, is then the
+    // board, and measured as a grid of its own it shows more than the half-step one.
+    let doubled: Vec<Window> = windows
+        .iter()
+        .take(DOUBLED_HYPOTHESES)
+        .flat_map(doubled_steps)
+        .filter_map(|h| best_window(&h, &support))
+        .collect();
+    windows.extend(doubled);
     for mut w in windows {
         // A hypothesis fitted on a few intersections drifts off the far lines; snapping its
         // window onto the image and choosing the window again corrects both.
@@ -479,6 +494,30 @@ fn reduced(h: &Homography) -> Option<Homography> {
     ])))
 }
 
+/// Window `w`'s grid with its step doubled along its shorter axis, from its even and from
+/// its odd lines, when its cells are far from square (a board's are square but for the
+/// view's foreshortening); none otherwise.
+fn doubled_steps(w: &Window) -> Vec<Homography> {
+    let mid = 0.5 * (w.n - 1) as f64;
+    let step = |g: Point| Some(dist(w.h.apply([mid, mid])?, w.h.apply(g)?));
+    let (Some(across), Some(down)) = (step([mid + 1.0, mid]), step([mid, mid + 1.0])) else {
+        return Vec::new();
+    };
+    if across.max(down) < DOUBLING_ASPECT * across.min(down) {
+        return Vec::new();
+    }
+    let axis = usize::from(down < across);
+    [0.0, 1.0]
+        .into_iter()
+        .map(|parity| {
+            let mut m = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0];
+            m[axis * 4] = 2.0;
+            m[axis * 3 + 2] = parity;
+            w.h.then_after(&Homography(m))
+        })
+        .collect()
+}
+
 /// Whether two hypotheses (grid → image) are one grid up to renumbering: a few of `a`'s grid
 /// points land near `b`'s grid points, and `a`'s unit steps are unit steps of `b`.
 fn same_grid(a: &Homography, b: &Homography) -> bool {
@@ -696,6 +735,29 @@ fn orient(grid: Homography, n: usize, score: f64) -> Option<FoundBoard> {
 mod tests {
     use super::*;
     use crate::frame::PixelFormat;
+
+    #[test]
+    fn only_a_grid_of_oblong_cells_is_tried_at_twice_its_shorter_step() {
+        let window = |across: f64, down: f64| Window {
+            evidence: 0.0,
+            score: 0.0,
+            n: 19,
+            h: Homography([across, 0.0, 40.0, 0.0, down, 30.0, 0.0, 0.0, 1.0]),
+        };
+        // Cells at 45° (1.4 times as wide as deep) are a board's own.
+        assert!(doubled_steps(&window(14.0, 10.0)).is_empty());
+        // Half-width columns: every other one, from the even and from the odd lines.
+        let doubled = doubled_steps(&window(8.0, 17.0));
+        assert_eq!(doubled.len(), 2);
+        for (parity, h) in doubled.iter().enumerate() {
+            let origin = h.apply([0.0, 0.0]).unwrap();
+            assert!(dist(origin, [40.0 + 8.0 * parity as f64, 30.0]) < 1e-9);
+            assert!(dist(h.apply([1.0, 1.0]).unwrap(), [origin[0] + 16.0, 47.0]) < 1e-9);
+        }
+        // Half-depth rows likewise.
+        let rows = doubled_steps(&window(17.0, 8.0));
+        assert!(dist(rows[1].apply([1.0, 1.0]).unwrap(), [57.0, 30.0 + 24.0]) < 1e-9);
+    }
 
     /// A rendered board: wood with dark grid lines under the perspective map `h` (board
     /// coordinates → pixels), on a darker table, 3x3 supersampled.

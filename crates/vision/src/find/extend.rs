@@ -56,8 +56,9 @@ impl Look {
     /// shadow) reads as a row of stones on the wood, but not as the board's stones.
     fn stone(&self, img: &Plane, h: &Homography, c: i64, r: i64) -> bool {
         stone_at(img, h, c, r).is_some_and(|(shade, grey)| {
-            self.stones[shade as usize]
-                .is_some_and(|like| against_wood(grey, like).abs() <= STONE_MATCH)
+            self.stones[shade as usize].is_some_and(|like| {
+                (against_wood(grey, self.wood) - against_wood(like, self.wood)).abs() <= STONE_MATCH
+            })
         })
     }
 }
@@ -80,7 +81,9 @@ const SHOWS: f64 = 0.6;
 const CENTRED: f64 = 0.25;
 /// A colour's stones are compared with the window's when it holds at least this many.
 const MIN_LOOK_STONES: usize = 3;
-/// A stone on an added line differs from the window's of its colour by this share at most.
+/// A stone on an added line differs from the window's of its colour by this share of the
+/// wood's grey at most (a share of the stone's own grey would leave black stones a few grey
+/// levels).
 const STONE_MATCH: f32 = 0.2;
 /// A line with fewer of its samples in the frame says nothing and is not added.
 const IN_FRAME: f64 = 0.5;
