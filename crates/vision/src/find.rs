@@ -55,9 +55,8 @@ const STEPS: i64 = 4;
 const MIN_CELL: f64 = 6.0;
 /// Grid hypotheses whose best windows are refined on the image before the final choice.
 const REFINED_HYPOTHESES: usize = 6;
-/// The best windows whose grids are also tried at twice their shorter step...
-const DOUBLED_HYPOTHESES: usize = 3;
-/// ...when the longer is this many times the shorter or more: a board's cell (22 by 23.7
+/// A refined window's grid is also tried at twice its shorter step when the longer step is
+/// this many times the shorter or more: a board's cell (22 by 23.7
 /// mm) seen at 45° is at most 1.52 times as long as it is deep.
 const DOUBLING_ASPECT: f64 = 1.6;
 /// A window whose lines show this much more than its surroundings is a board.
@@ -153,16 +152,6 @@ pub fn find_board(frame: &Frame) -> Result<FoundBoard, NoBoard> {
         .collect();
     windows.sort_by(|a, b| b.evidence.total_cmp(&a.evidence));
     windows.truncate(REFINED_HYPOTHESES);
-    // A board's lines and the rows of stones or gaps between them can make a grid of half
-    // the board's step along one axis; every other line of it, on either parity, is then the
-    // board, and measured as a grid of its own it shows more than the half-step one.
-    let doubled: Vec<Window> = windows
-        .iter()
-        .take(DOUBLED_HYPOTHESES)
-        .flat_map(doubled_steps)
-        .filter_map(|h| best_window(&h, &support))
-        .collect();
-    windows.extend(doubled);
     for mut w in windows {
         // A hypothesis fitted on a few intersections drifts off the far lines; snapping its
         // window onto the image and choosing the window again corrects both.
@@ -173,6 +162,18 @@ pub fn find_board(frame: &Frame) -> Result<FoundBoard, NoBoard> {
             match best_window(&refined, &support) {
                 Some(w2) if w2.evidence >= w.evidence => w = w2,
                 _ => break,
+            }
+        }
+        // A board's lines and the rows of stones or of gaps between them can make a grid of
+        // half the board's step along one axis (snapping settles on one too); every other
+        // line of it, on either parity, is then the board, and shows more as a grid.
+        if let Some(d) = doubled_steps(&w)
+            .iter()
+            .filter_map(|h| best_window(h, &support))
+            .max_by(|a, b| a.evidence.total_cmp(&b.evidence))
+        {
+            if d.evidence > w.evidence {
+                w = d;
             }
         }
         if best.as_ref().is_none_or(|b| w.evidence > b.evidence) {
