@@ -56,8 +56,8 @@ const MIN_CELL: f64 = 6.0;
 /// Grid hypotheses whose best windows are refined on the image before the final choice.
 const REFINED_HYPOTHESES: usize = 6;
 /// A refined window's grid is also tried at twice its shorter step when the longer step is
-/// this many times the shorter or more: a board's cell (22 by 23.7
-/// mm) seen at 45° is at most 1.52 times as long as it is deep.
+/// this many times the shorter or more: a board's cell (22 by 23.7 mm) seen at 45° is at
+/// most 1.52 times as long as it is deep.
 const DOUBLING_ASPECT: f64 = 1.6;
 /// A window whose lines show this much more than its surroundings is a board.
 const MIN_SCORE: f64 = 0.1;

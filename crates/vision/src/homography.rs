@@ -160,9 +160,10 @@ impl RobustFit {
     }
 }
 
-/// RANSAC: fits on random minimal sets of four pairs, keeps the map under which most pairs
-/// land within `tol` (in `dst` units) of their target, and refits it on those inliers.
-/// Deterministic for a given `seed`.
+/// RANSAC: fits on random minimal sets of four pairs (at most `iterations` of them, fewer
+/// once the best set's inlier share makes a better one unlikely), keeps the map under which
+/// most pairs land within `tol` (in `dst` units) of their target, and refits it on those
+/// inliers. Deterministic for a given `seed`.
 pub fn fit_ransac(
     src: &[Point],
     dst: &[Point],
@@ -177,8 +178,9 @@ pub fn fit_ransac(
     let mut rng = SplitMix(seed);
     let mut best: Option<(usize, Homography)> = None;
     let mut mask = vec![false; n];
-    // Sampling stops once a better set would have been drawn by now with this confidence:
-    // most fits here have most pairs inliers, and then a dozen draws do what 200 did.
+    // Sampling stops once an all-inlier set would have been drawn by now with
+    // `RANSAC_CONFIDENCE`: most fits here have most pairs inliers, and then 50 draws do what
+    // 200 did.
     let mut needed = iterations;
     let mut drawn = 0;
     while drawn < needed {
