@@ -507,14 +507,17 @@ fn doubled_steps(w: &Window) -> Vec<Homography> {
     if across.max(down) < DOUBLING_ASPECT * across.min(down) {
         return Vec::new();
     }
-    let axis = usize::from(down < across);
+    let columns = across < down;
     [0.0, 1.0]
         .into_iter()
-        .map(|parity| {
-            let mut m = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0];
-            m[axis * 4] = 2.0;
-            m[axis * 3 + 2] = parity;
-            w.h.then_after(&Homography(m))
+        .map(|p| {
+            // Line k of the doubled grid is line 2k + p of `w`'s.
+            let every_other = if columns {
+                Homography([2.0, 0.0, p, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0])
+            } else {
+                Homography([1.0, 0.0, 0.0, 0.0, 2.0, p, 0.0, 0.0, 1.0])
+            };
+            w.h.then_after(&every_other)
         })
         .collect()
 }
