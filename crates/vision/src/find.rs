@@ -10,6 +10,7 @@ use crate::homography::{fit_ransac, Homography, Point};
 use crate::hough::{self, Line};
 
 mod extend;
+mod step;
 mod stones;
 mod window;
 
@@ -134,7 +135,8 @@ pub fn find_board(frame: &Frame) -> Result<FoundBoard, NoBoard> {
         return Err(NoBoard::NoTwoDirections);
     }
     let support = Support::new(&img, threshold);
-    let mut best: Option<Window> = None;
+    // The best window, and whether its grid was measured again from its lines' period.
+    let mut best: Option<(Window, bool)> = None;
     // Many hypotheses settle on the same grid; measuring each grid once is what keeps
     // finding fast.
     let mut hypotheses: Vec<Homography> = Vec::new();
@@ -153,17 +155,10 @@ pub fn find_board(frame: &Frame) -> Result<FoundBoard, NoBoard> {
     windows.sort_by(|a, b| b.evidence.total_cmp(&a.evidence));
     windows.truncate(REFINED_HYPOTHESES);
     for mut w in windows {
+        let mut restepped = false;
         // A hypothesis fitted on a few intersections drifts off the far lines; snapping its
         // window onto the image and choosing the window again corrects both.
-        for _ in 0..2 {
-            let Some(refined) = refine(&w.h, w.n, &lines_map, 1) else {
-                break;
-            };
-            match best_window(&refined, &support) {
-                Some(w2) if w2.evidence >= w.evidence => w = w2,
-                _ => break,
-            }
-        }
+        w = snapped(w, &lines_map, &support);
         // A board's lines and the rows of stones or of gaps between them can make a grid of
         // half the board's step along one axis (snapping settles on one too); every other
         // line of it, on either parity, is then the board, and shows more as a grid.
@@ -176,18 +171,29 @@ pub fn find_board(frame: &Frame) -> Result<FoundBoard, NoBoard> {
                 w = d;
             }
         }
-        if best.as_ref().is_none_or(|b| w.evidence > b.evidence) {
-            best = Some(w);
+        // A grid whose step is a fraction of the board's still meets some of its lines;
+        // the period of the window's line support is the board's step.
+        if let Some(r) = step::restepped(&w.h, w.n, &support) {
+            if let Some(w2) = best_window(&r, &support).map(|r| snapped(r, &lines_map, &support)) {
+                if w2.evidence > w.evidence && covers(&w2, &w) {
+                    restepped = w2.n > w.n;
+                    w = w2;
+                }
+            }
+        }
+        if best.as_ref().is_none_or(|b| w.evidence > b.0.evidence) {
+            best = Some((w, restepped));
         }
     }
-    let mut best = best.ok_or(NoBoard::NoGrid)?;
+    let (mut best, restepped) = best.ok_or(NoBoard::NoGrid)?;
     if best.score < MIN_SCORE {
         return Err(NoBoard::NoGrid);
     }
     // A crowded 19x19 board can show its clearest lines only in a 9x9 or 13x13 window of
     // itself; the lattice around the window tells.
     let grown = grow(&best, &support);
-    let mut was_grown = grown.is_some();
+    // A grid restepped into a larger window is extrapolated from the smaller one, as a grown one.
+    let mut was_grown = grown.is_some() || restepped;
     if let Some((larger, [c0, r0])) = grown {
         best = grown_onto_image(&best, larger, [c0, r0], &lines_map, &img);
     } else if let Some(larger) = extend::extend(&best, &support, &img, &lines_map) {
@@ -212,6 +218,34 @@ pub fn find_board(frame: &Frame) -> Result<FoundBoard, NoBoard> {
     let to_frame = Homography([s, 0.0, 0.5 * s - 0.5, 0.0, s, 0.5 * s - 0.5, 0.0, 0.0, 1.0]);
     let grid = to_frame.then_after(&hb);
     orient(grid, n, score).ok_or(NoBoard::NoGrid)
+}
+
+/// Whether window `outer` holds the centre of window `inner`.
+fn covers(outer: &Window, inner: &Window) -> bool {
+    let mid = 0.5 * (inner.n - 1) as f64;
+    let span = -0.5..=(outer.n as f64 - 0.5);
+    outer.h.inverse().is_some_and(|inv| {
+        inner
+            .h
+            .apply([mid, mid])
+            .and_then(|p| inv.apply(p))
+            .is_some_and(|q| span.contains(&q[0]) && span.contains(&q[1]))
+    })
+}
+
+/// Window `w` snapped onto the image's lines and chosen again, while that shows more: a
+/// hypothesis fitted on a few intersections drifts off the far lines.
+fn snapped(mut w: Window, map: &Plane, support: &Support) -> Window {
+    for _ in 0..2 {
+        let Some(refined) = refine(&w.h, w.n, map, 1) else {
+            break;
+        };
+        match best_window(&refined, support) {
+            Some(w2) if w2.evidence >= w.evidence => w = w2,
+            _ => break,
+        }
+    }
+    w
 }
 
 /// The grown window `grown` (its origin at (c0, r0) of `from`'s grid, c0 and r0 ≤ 0), its

@@ -221,7 +221,7 @@ fn turned(reading: &BoardReading, turns: usize) -> BoardReading {
 /// blue: a stone read as something else, yellow: a stone read on an empty point).
 fn write_overlay(
     dir: &std::path::Path,
-    k: u64,
+    name: &str,
     shot: &Rendered,
     board: &FoundBoard,
     reading: &BoardReading,
@@ -252,7 +252,7 @@ fn write_overlay(
         }
     }
     std::fs::create_dir_all(dir).unwrap();
-    std::fs::write(dir.join(format!("{k}.png")), frame.to_png().unwrap()).unwrap();
+    std::fs::write(dir.join(format!("{name}.png")), frame.to_png().unwrap()).unwrap();
 }
 
 /// The largest distance (cells, on the board) between where the reader centres a patch
@@ -283,7 +283,8 @@ fn run(first: u64, frames: u64, find: bool) -> (Tally, Tally, Finding) {
     let (mut given, mut found) = (Tally::default(), Tally::default());
     let mut finding = Finding::default();
     // `TENGEN_VISION_SEEDS=a,b` reads only those seeds of the run; `TENGEN_VISION_OVERLAY=DIR`
-    // writes each frame read with a miss, its grid and its wrong points marked, as PNG.
+    // writes each frame read with a miss, its grid and its wrong points marked, as PNG (the
+    // drawn grid as `<seed>.png`, the found one as `<seed>-found.png`).
     let only: Option<Vec<u64>> = std::env::var("TENGEN_VISION_SEEDS")
         .ok()
         .map(|s| s.split(',').filter_map(|v| v.trim().parse().ok()).collect());
@@ -310,7 +311,7 @@ fn run(first: u64, frames: u64, find: bool) -> (Tally, Tally, Finding) {
         }
         given.centre_error = given.centre_error.max(centre_error);
         if let Some(dir) = &overlay {
-            write_overlay(dir, k, &shot, &board, &reading, &truth);
+            write_overlay(dir, &k.to_string(), &shot, &board, &reading, &truth);
         }
         given.add(&reading, &truth);
         given.explain(&reading, &truth, probs, outside, &shot.occluded);
@@ -319,6 +320,10 @@ fn run(first: u64, frames: u64, find: bool) -> (Tally, Tally, Finding) {
         }
         let outcome = find_board(&shot.frame);
         finding.add(k, &outcome, &shot, scene.size);
+        if let (Some(dir), Ok(b)) = (&overlay, &outcome) {
+            let reading = reader.read(&shot.frame, b);
+            write_overlay(dir, &format!("{k}-found"), &shot, b, &reading, &truth);
+        }
         match outcome {
             Ok(b) if b.size == scene.size => {
                 let reading = reader.read(&shot.frame, &b);
