@@ -135,7 +135,7 @@ pub fn find_board(frame: &Frame) -> Result<FoundBoard, NoBoard> {
         return Err(NoBoard::NoTwoDirections);
     }
     let support = Support::new(&img, threshold);
-    // The best window, and whether its grid was measured again from its lines' period.
+    // The best window, and whether it is a larger window its grid was restepped into.
     let mut best: Option<(Window, bool)> = None;
     // Many hypotheses settle on the same grid; measuring each grid once is what keeps
     // finding fast.
@@ -155,7 +155,7 @@ pub fn find_board(frame: &Frame) -> Result<FoundBoard, NoBoard> {
     windows.sort_by(|a, b| b.evidence.total_cmp(&a.evidence));
     windows.truncate(REFINED_HYPOTHESES);
     for mut w in windows {
-        let mut restepped = false;
+        let mut restepped_larger = false;
         // A hypothesis fitted on a few intersections drifts off the far lines; snapping its
         // window onto the image and choosing the window again corrects both.
         w = snapped(w, &lines_map, &support);
@@ -176,16 +176,16 @@ pub fn find_board(frame: &Frame) -> Result<FoundBoard, NoBoard> {
         if let Some(r) = step::restepped(&w.h, w.n, &support) {
             if let Some(w2) = best_window(&r, &support).map(|r| snapped(r, &lines_map, &support)) {
                 if w2.evidence > w.evidence && covers(&w2, &w) {
-                    restepped = w2.n > w.n;
+                    restepped_larger = w2.n > w.n;
                     w = w2;
                 }
             }
         }
         if best.as_ref().is_none_or(|b| w.evidence > b.0.evidence) {
-            best = Some((w, restepped));
+            best = Some((w, restepped_larger));
         }
     }
-    let (mut best, restepped) = best.ok_or(NoBoard::NoGrid)?;
+    let (mut best, restepped_larger) = best.ok_or(NoBoard::NoGrid)?;
     if best.score < MIN_SCORE {
         return Err(NoBoard::NoGrid);
     }
@@ -193,7 +193,7 @@ pub fn find_board(frame: &Frame) -> Result<FoundBoard, NoBoard> {
     // itself; the lattice around the window tells.
     let grown = grow(&best, &support);
     // A grid restepped into a larger window is extrapolated from the smaller one, as a grown one.
-    let mut was_grown = grown.is_some() || restepped;
+    let mut was_grown = grown.is_some() || restepped_larger;
     if let Some((larger, [c0, r0])) = grown {
         best = grown_onto_image(&best, larger, [c0, r0], &lines_map, &img);
     } else if let Some(larger) = extend::extend(&best, &support, &img, &lines_map) {

@@ -117,21 +117,27 @@ impl Profile {
         on / f64::from(non) - off / f64::from(noff)
     }
 
+    /// The phase at which lines `scale` apart stand out most, and how much.
+    fn best_phase(&self, scale: f64) -> (f64, f64) {
+        let phases = (1.0 / PHASE_STEP).round() as usize;
+        (0..phases)
+            .map(|j| {
+                let phase = j as f64 * PHASE_STEP * scale;
+                (phase, self.contrast(scale, phase))
+            })
+            .fold((0.0, f64::MIN), |a, b| if b.1 > a.1 { b } else { a })
+    }
+
     /// The step and phase whose lines stand out most, and how much: the shortest step
     /// within `NEAR_BEST` of the best, since lines three steps apart (any odd number) stand
     /// out from their half-way lines as well as the board's own do.
     fn best_period(&self) -> (f64, f64, f64) {
         let scales = ((SCALES.1 - SCALES.0) / SCALE_STEP).round() as usize;
-        let phases = (1.0 / PHASE_STEP).round() as usize;
         let per_scale: Vec<(f64, f64, f64)> = (0..=scales)
             .map(|i| {
                 let scale = SCALES.0 + i as f64 * SCALE_STEP;
-                (0..phases)
-                    .map(|j| {
-                        let phase = j as f64 * PHASE_STEP * scale;
-                        (scale, phase, self.contrast(scale, phase))
-                    })
-                    .fold((scale, 0.0, f64::MIN), |a, b| if b.2 > a.2 { b } else { a })
+                let (phase, contrast) = self.best_phase(scale);
+                (scale, phase, contrast)
             })
             .collect();
         let top = per_scale.iter().map(|p| p.2).fold(f64::MIN, f64::max);
@@ -153,11 +159,7 @@ pub(super) fn restepped(h: &Homography, n: usize, support: &Support) -> Option<H
     ];
     // Each axis at the window's step (its best phase: a grid half a cell off its lines
     // is the window's to settle), and at the step it shows best.
-    let own = profiles.each_ref().map(|p| {
-        (0..PHASE_STEP.recip() as usize)
-            .map(|j| p.contrast(1.0, j as f64 * PHASE_STEP))
-            .fold(f64::MIN, f64::max)
-    });
+    let own = profiles.each_ref().map(|p| p.best_phase(1.0).1);
     let best = profiles.each_ref().map(Profile::best_period);
     let mut map = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0];
     let mut changed = false;
