@@ -114,6 +114,38 @@ pub fn dark_lines(img: &Plane, r: usize) -> Plane {
     }
 }
 
+/// How much darker each pixel is than the lighter-looking of its two sides, across the
+/// best of four directions, at `r` pixels, relative to that side's brightness: high on thin
+/// dark lines (lighter on both sides), near zero on the dark side of an edge, such as the
+/// rim of a black stone, which `dark_lines` counts as line.
+pub fn ridges(img: &Plane, r: usize) -> Plane {
+    let (w, h) = (img.width, img.height);
+    let mut data = vec![0.0f32; w * h];
+    let r = r as i64;
+    // Across a line: horizontal, vertical and both diagonals (a diagonal step of r pixels
+    // reaches as far as r / √2 straight ones would not, so diagonals use a shorter step).
+    let rd = ((r as f64) / std::f64::consts::SQRT_2).round().max(1.0) as i64;
+    let dirs = [(r, 0), (0, r), (rd, rd), (rd, -rd)];
+    for y in r..(h as i64 - r) {
+        for x in r..(w as i64 - r) {
+            let v = img.data[y as usize * w + x as usize];
+            let mut best = 0.0f32;
+            for (dx, dy) in dirs {
+                let a = img.data[(y + dy) as usize * w + (x + dx) as usize];
+                let b = img.data[(y - dy) as usize * w + (x - dx) as usize];
+                let side = a.min(b);
+                best = best.max((side - v) / (side + 24.0));
+            }
+            data[y as usize * w + x as usize] = best;
+        }
+    }
+    Plane {
+        width: w,
+        height: h,
+        data,
+    }
+}
+
 /// The 3x3 median of every pixel (edges keep their value): removes salt-and-pepper noise,
 /// which would otherwise look like tiny dark lines.
 pub fn median3(img: &Plane) -> Plane {
@@ -134,5 +166,57 @@ pub fn median3(img: &Plane) -> Plane {
         width: w,
         height: h,
         data,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Light wood (200) with a dark disc of radius 12 (a black stone, 30) at (20, 20) and a
+    /// vertical line two pixels wide (120) at x = 50.
+    fn stone_and_line() -> Plane {
+        let (w, h) = (64, 40);
+        let mut data = vec![200.0f32; w * h];
+        for y in 0..h {
+            for x in 0..w {
+                let (dx, dy) = (x as f32 - 20.0, y as f32 - 20.0);
+                if dx.hypot(dy) <= 12.0 {
+                    data[y * w + x] = 30.0;
+                }
+                if x == 50 || x == 51 {
+                    data[y * w + x] = 120.0;
+                }
+            }
+        }
+        Plane {
+            width: w,
+            height: h,
+            data,
+        }
+    }
+
+    #[test]
+    fn ridges_keep_thin_lines_and_drop_the_rims_of_dark_discs() {
+        let img = stone_and_line();
+        let ridge = ridges(&img, 2);
+        let dark = dark_lines(&img, 3);
+        let at = |p: &Plane, x: usize, y: usize| p.data[y * p.width + x];
+        // On the line both maps respond.
+        assert!(at(&ridge, 50, 20) > 0.3, "{}", at(&ridge, 50, 20));
+        assert!(at(&dark, 50, 20) > 0.2);
+        // Just inside the disc's rim, darker than its neighbourhood but not than both of
+        // its sides: a line to `dark_lines`, none to `ridges`.
+        for (x, y) in [(9, 20), (31, 20), (20, 9), (28, 28)] {
+            assert!(at(&dark, x, y) > 0.2, "dark_lines at ({x}, {y})");
+            assert!(
+                at(&ridge, x, y) < 0.01,
+                "ridges at ({x}, {y}): {}",
+                at(&ridge, x, y)
+            );
+        }
+        // Inside the disc and on plain wood, nothing.
+        assert_eq!(at(&ridge, 20, 20), 0.0);
+        assert_eq!(at(&ridge, 40, 5), 0.0);
     }
 }

@@ -1,10 +1,10 @@
-//! Automatic board finding: thin dark lines → Hough lines → two dominant directions → grid
+//! Automatic board finding: thin dark ridges → Hough lines → two dominant directions → grid
 //! hypotheses from neighbouring line pairs, fitted over line intersections → the board's
 //! extent and size from how well the image shows each grid line → sub-pixel refinement.
 
 use tengen_rules::BoardSize;
 
-use crate::filter::{dark_lines, downscale, median3, Plane};
+use crate::filter::{dark_lines, downscale, median3, ridges, Plane};
 use crate::frame::Frame;
 use crate::homography::{fit_ransac, Homography, Point};
 use crate::hough::{self, Line};
@@ -27,6 +27,9 @@ pub(crate) const WORK_SIDE: f64 = 800.0;
 pub(crate) const LINE_RADIUS: usize = 3;
 /// Share of the frame's pixels taken as line pixels for the Hough transform.
 const LINE_PIXEL_SHARE: f64 = 0.12;
+/// How far either side of a pixel the ridge test for the Hough transform looks: wider than
+/// a line at the working scale, narrower than half a stone.
+const RIDGE_REACH: usize = 2;
 /// Lines weaker than this share of the strongest are dropped.
 const MIN_LINE_FRACTION: f32 = 0.15;
 /// Lines within this many degrees of a dominant direction belong to its family; perspective
@@ -120,10 +123,15 @@ pub fn find_board(frame: &Frame) -> Result<FoundBoard, NoBoard> {
     let img = median3(&downscale(&frame.to_grey(), w, h, factor));
     let lines_map = dark_lines(&img, LINE_RADIUS);
     let threshold = quantile_threshold(&lines_map, LINE_PIXEL_SHARE);
-    if threshold <= 0.0 {
+    // The lines are searched for among ridges, pixels darker than both sides: the rims of
+    // black stones are darker than their surroundings too, and on a crowded board they
+    // outnumber the grid's pixels and line up along the board's diagonals.
+    let ridge_map = ridges(&img, RIDGE_REACH);
+    let ridge_threshold = quantile_threshold(&ridge_map, LINE_PIXEL_SHARE);
+    if threshold <= 0.0 || ridge_threshold <= 0.0 {
         return Err(NoBoard::TooFewLines);
     }
-    let found = hough::lines(&lines_map, threshold, 160, MIN_LINE_FRACTION, 4, 3);
+    let found = hough::lines(&ridge_map, ridge_threshold, 160, MIN_LINE_FRACTION, 4, 3);
     if found.len() < 8 {
         return Err(NoBoard::TooFewLines);
     }
