@@ -27,8 +27,8 @@ pub(crate) const WORK_SIDE: f64 = 800.0;
 pub(crate) const LINE_RADIUS: usize = 3;
 /// Share of the frame's pixels taken as line pixels for the Hough transform.
 const LINE_PIXEL_SHARE: f64 = 0.12;
-/// How far either side of a pixel the ridge test for the Hough transform looks: wider than
-/// a line at the working scale, narrower than half a stone.
+/// How far either side of a pixel the ridge test looks: wider than a line at the working
+/// scale, narrower than half a stone (3, or 2 and 4 together, lost rendered boards).
 const RIDGE_REACH: usize = 2;
 /// Lines weaker than this share of the strongest are dropped.
 const MIN_LINE_FRACTION: f32 = 0.15;
@@ -57,6 +57,11 @@ const REACH: i64 = 21;
 const STEPS: i64 = 4;
 /// Cells smaller than this (working pixels) are texture, not a board one could read.
 const MIN_CELL: f64 = 6.0;
+/// How far across a grid line snapping compares it with the wood either side, in cells: past
+/// half a line's width (printed lines are about 0.05 cell wide), short of a stone's edge.
+const LINE_WIDTH_REACH: f64 = 0.06;
+/// ... and in working pixels at the least.
+const MIN_LINE_REACH: f64 = 2.0;
 /// Grid hypotheses whose best windows are refined on the image before the final choice.
 const REFINED_HYPOTHESES: usize = 6;
 /// A refined window's grid is also tried at twice its shorter step when the longer step is
@@ -121,17 +126,8 @@ pub fn find_board(frame: &Frame) -> Result<FoundBoard, NoBoard> {
     let (w, h) = (frame.width(), frame.height());
     let factor = (WORK_SIDE / w.max(h) as f64).min(1.0);
     let img = median3(&downscale(&frame.to_grey(), w, h, factor));
-    let lines_map = dark_lines(&img, LINE_RADIUS);
-    let threshold = quantile_threshold(&lines_map, LINE_PIXEL_SHARE);
-    // The lines are searched for among ridges, pixels darker than both sides: the rims of
-    // black stones are darker than their surroundings too, and on a crowded board they
-    // outnumber the grid's pixels and line up along the board's diagonals.
-    let ridge_map = ridges(&img, RIDGE_REACH);
-    let ridge_threshold = quantile_threshold(&ridge_map, LINE_PIXEL_SHARE);
-    if threshold <= 0.0 || ridge_threshold <= 0.0 {
-        return Err(NoBoard::TooFewLines);
-    }
-    let found = hough::lines(&ridge_map, ridge_threshold, 160, MIN_LINE_FRACTION, 4, 3);
+    let maps = LineMaps::new(&img).ok_or(NoBoard::TooFewLines)?;
+    let found = hough::lines(&maps.ridges, maps.line_pixel, 160, MIN_LINE_FRACTION, 4, 3);
     if found.len() < 8 {
         return Err(NoBoard::TooFewLines);
     }
@@ -142,7 +138,7 @@ pub fn find_board(frame: &Frame) -> Result<FoundBoard, NoBoard> {
     if pairs.is_empty() {
         return Err(NoBoard::NoTwoDirections);
     }
-    let support = Support::new(&img, threshold);
+    let support = Support::new(&img, maps.support_scale);
     // The best window, and whether it is a larger window its grid was restepped into.
     let mut best: Option<(Window, bool)> = None;
     // Many hypotheses settle on the same grid; measuring each grid once is what keeps
@@ -166,7 +162,7 @@ pub fn find_board(frame: &Frame) -> Result<FoundBoard, NoBoard> {
         let mut restepped_larger = false;
         // A hypothesis fitted on a few intersections drifts off the far lines; snapping its
         // window onto the image and choosing the window again corrects both.
-        w = snapped(w, &lines_map, &support);
+        w = snapped(w, &img, &support);
         // A board's lines and the rows of stones or of gaps between them can make a grid of
         // half the board's step along one axis (snapping settles on one too); every other
         // line of it, on either parity, is then the board, and shows more as a grid.
@@ -182,7 +178,7 @@ pub fn find_board(frame: &Frame) -> Result<FoundBoard, NoBoard> {
         // A grid whose step is a fraction of the board's still meets some of its lines;
         // the period of the window's line support is the board's step.
         if let Some(r) = step::restepped(&w.h, w.n, &support) {
-            if let Some(w2) = best_window(&r, &support).map(|r| snapped(r, &lines_map, &support)) {
+            if let Some(w2) = best_window(&r, &support).map(|r| snapped(r, &img, &support)) {
                 if w2.evidence > w.evidence && covers(&w2, &w) {
                     restepped_larger = w2.n > w.n;
                     w = w2;
@@ -203,15 +199,15 @@ pub fn find_board(frame: &Frame) -> Result<FoundBoard, NoBoard> {
     // A grid restepped into a larger window is extrapolated from the smaller one, as a grown one.
     let mut was_grown = grown.is_some() || restepped_larger;
     if let Some((larger, [c0, r0])) = grown {
-        best = grown_onto_image(&best, larger, [c0, r0], &lines_map, &img);
-    } else if let Some(larger) = extend::extend(&best, &support, &img, &lines_map) {
+        best = grown_onto_image(&best, larger, [c0, r0], &img);
+    } else if let Some(larger) = extend::extend(&best, &support, &img) {
         best = larger;
         was_grown = true;
     }
     let Window {
         score, n, h: hb, ..
     } = best;
-    let mut hb = refine(&hb, n, &lines_map, 3).unwrap_or(hb);
+    let mut hb = refine(&hb, n, &img, 3).unwrap_or(hb);
     // A grown board is a crowded one, whose lines partly snap to the gaps between stones.
     if was_grown {
         hb = refit_on_stones(&img, &hb, [n, n]).unwrap_or(hb);
@@ -219,13 +215,41 @@ pub fn find_board(frame: &Frame) -> Result<FoundBoard, NoBoard> {
     let offset = settle(&hb, n, &support);
     if offset != [0, 0] {
         let moved = hb.then_after(&shift(offset));
-        hb = refine(&moved, n, &lines_map, 3).unwrap_or(moved);
+        hb = refine(&moved, n, &img, 3).unwrap_or(moved);
     }
     // Back to frame pixels.
     let s = 1.0 / factor;
     let to_frame = Homography([s, 0.0, 0.5 * s - 0.5, 0.0, s, 0.5 * s - 0.5, 0.0, 0.0, 1.0]);
     let grid = to_frame.then_after(&hb);
     orient(grid, n, score).ok_or(NoBoard::NoGrid)
+}
+
+/// What the finder finds lines among, and the scale it measures their support in.
+pub(crate) struct LineMaps {
+    /// Ridges (`filter::ridges`), for the Hough transform. The rims of black stones are
+    /// darker than their surroundings but not than both of their sides; counted as line
+    /// pixels, on a crowded board they outnumber the grid's and line up along its diagonals.
+    pub(crate) ridges: Plane,
+    /// The ridge value from which a pixel is a line pixel (the top `LINE_PIXEL_SHARE`).
+    pub(crate) line_pixel: f32,
+    /// The line contrast that counts as full support: the same share of the map of pixels
+    /// darker than their neighbourhood (`filter::dark_lines`), the scale the window
+    /// evidence's constants were set in.
+    pub(crate) support_scale: f32,
+}
+
+impl LineMaps {
+    /// The maps of a working image; `None` when it shows no dark detail at all.
+    pub(crate) fn new(img: &Plane) -> Option<LineMaps> {
+        let ridges = ridges(img, RIDGE_REACH);
+        let line_pixel = quantile_threshold(&ridges, LINE_PIXEL_SHARE);
+        let support_scale = quantile_threshold(&dark_lines(img, LINE_RADIUS), LINE_PIXEL_SHARE);
+        (line_pixel > 0.0 && support_scale > 0.0).then_some(LineMaps {
+            ridges,
+            line_pixel,
+            support_scale,
+        })
+    }
 }
 
 /// Whether window `outer` holds the centre of window `inner`.
@@ -243,9 +267,9 @@ fn covers(outer: &Window, inner: &Window) -> bool {
 
 /// Window `w` snapped onto the image's lines and chosen again, while that shows more: a
 /// hypothesis fitted on a few intersections drifts off the far lines.
-fn snapped(mut w: Window, map: &Plane, support: &Support) -> Window {
+fn snapped(mut w: Window, img: &Plane, support: &Support) -> Window {
     for _ in 0..2 {
-        let Some(refined) = refine(&w.h, w.n, map, 1) else {
+        let Some(refined) = refine(&w.h, w.n, img, 1) else {
             break;
         };
         match best_window(&refined, support) {
@@ -260,13 +284,7 @@ fn snapped(mut w: Window, map: &Plane, support: &Support) -> Window {
 /// lines snapped onto the image a step at a time: the grid fitted on the smaller window
 /// drifts off the lines it extrapolates to, and snapping ten lines out at once would catch
 /// a neighbouring line.
-fn grown_onto_image(
-    from: &Window,
-    grown: Window,
-    origin: [i64; 2],
-    map: &Plane,
-    img: &Plane,
-) -> Window {
+fn grown_onto_image(from: &Window, grown: Window, origin: [i64; 2], img: &Plane) -> Window {
     const STEP: i64 = 2;
     let n = from.n as i64;
     let big = grown.n as i64;
@@ -282,7 +300,7 @@ fn grown_onto_image(
         }
         let dims = [(hi[0] - lo[0] + 1) as usize, (hi[1] - lo[1] + 1) as usize];
         let moved = h.then_after(&shift(lo));
-        let snapped = refine_rect(&moved, dims, map, 1);
+        let snapped = refine_rect(&moved, dims, img, 1);
         // Under packed stones the lines cannot be snapped to (or snap to the gaps between
         // stones); the stones themselves still mark the intersections.
         let Some(refined) =
@@ -617,12 +635,12 @@ fn explain(h: &Homography, points: &[(usize, usize, Point)]) -> (usize, Vec<(Poi
 
 /// Moves each grid line onto the dark line under it (sub-pixel), then refits the board map
 /// on the crossings of the moved lines, ignoring crossings that disagree (hands, stones).
-fn refine(hb: &Homography, n: usize, map: &Plane, rounds: usize) -> Option<Homography> {
-    refine_rect(hb, [n, n], map, rounds)
+fn refine(hb: &Homography, n: usize, img: &Plane, rounds: usize) -> Option<Homography> {
+    refine_rect(hb, [n, n], img, rounds)
 }
 
 /// `refine` on a window of `n[0]` columns and `n[1]` rows from (0, 0).
-fn refine_rect(hb: &Homography, n: [usize; 2], map: &Plane, rounds: usize) -> Option<Homography> {
+fn refine_rect(hb: &Homography, n: [usize; 2], img: &Plane, rounds: usize) -> Option<Homography> {
     let last = [(n[0].max(2) - 1) as f64, (n[1].max(2) - 1) as f64];
     let mut h = *hb;
     for round in 0..rounds {
@@ -639,7 +657,7 @@ fn refine_rect(hb: &Homography, n: [usize; 2], map: &Plane, rounds: usize) -> Op
         };
         // A grid whose cells outgrow the image is no board, and snapping its far-flung
         // lines would sample millions of points.
-        if !(spacing.is_finite() && spacing < map.width.max(map.height) as f64) {
+        if !(spacing.is_finite() && spacing < img.width.max(img.height) as f64) {
             return None;
         }
         let reach = if round == 0 {
@@ -648,15 +666,16 @@ fn refine_rect(hb: &Homography, n: [usize; 2], map: &Plane, rounds: usize) -> Op
             0.12 * spacing
         }
         .max(1.5);
+        let across = (LINE_WIDTH_REACH * spacing).max(MIN_LINE_REACH);
         let mut cols = Vec::with_capacity(n[0]);
         let mut rows = Vec::with_capacity(n[1]);
         for k in 0..n[0] {
             let x = k as f64;
-            cols.push(snap_line(&h, [x, 0.0], [x, last[1]], reach, map)?);
+            cols.push(snap_line(&h, [x, 0.0], [x, last[1]], reach, across, img)?);
         }
         for k in 0..n[1] {
             let y = k as f64;
-            rows.push(snap_line(&h, [0.0, y], [last[0], y], reach, map)?);
+            rows.push(snap_line(&h, [0.0, y], [last[0], y], reach, across, img)?);
         }
         let mut src = Vec::with_capacity(n[0] * n[1]);
         let mut dst = Vec::with_capacity(n[0] * n[1]);
@@ -679,37 +698,69 @@ fn refine_rect(hb: &Homography, n: [usize; 2], map: &Plane, rounds: usize) -> Op
 
 /// A grid line, from grid point `a` to `b`, moved onto the strongest dark line within
 /// `reach` pixels on either side, each half separately: the line through the two moved
-/// half-midpoints.
-fn snap_line(h: &Homography, a: Point, b: Point, reach: f64, map: &Plane) -> Option<[Point; 2]> {
+/// half-midpoints. A point is on a dark line as far as it is darker than the lighter of the
+/// two points `across` pixels either side across the line: the rim of a black stone, dark
+/// with the stone on one side, does not pull the line off the grid.
+fn snap_line(
+    h: &Homography,
+    a: Point,
+    b: Point,
+    reach: f64,
+    across: f64,
+    img: &Plane,
+) -> Option<[Point; 2]> {
     let mut out = [[0.0; 2]; 2];
     for (half, slot) in out.iter_mut().enumerate() {
         let g0 = lerp(a, b, 0.5 * half as f64);
         let g1 = lerp(a, b, 0.5 * (half + 1) as f64);
         let (p0, p1) = (h.apply(g0)?, h.apply(g1)?);
         let len = dist(p0, p1);
-        if !(2.0..=4.0 * (map.width + map.height) as f64).contains(&len) {
+        if !(2.0..=4.0 * (img.width + img.height) as f64).contains(&len) {
             return None;
         }
         let dir = [(p1[0] - p0[0]) / len, (p1[1] - p0[1]) / len];
         let normal = [-dir[1], dir[0]];
         // Every other pixel along the line is plenty to place it.
         let samples = (len / 2.0).ceil() as usize;
+        let ridge = |v: f32, a: f32, b: f32| -> f64 {
+            let side = a.min(b);
+            f64::from(((side - v) / (side + 24.0)).max(0.0))
+        };
+        let along = |i: usize| lerp(p0, p1, (i as f64 + 0.5) / samples as f64);
+        let at = |p: Point, d: f64| img.sample(p[0] + d * normal[0], p[1] + d * normal[1]);
         let score = |d: f64| -> f64 {
             (0..samples)
                 .map(|i| {
-                    let t = (i as f64 + 0.5) / samples as f64;
-                    let p = lerp(p0, p1, t);
-                    f64::from(map.sample(p[0] + d * normal[0], p[1] + d * normal[1]))
+                    let p = along(i);
+                    ridge(at(p, d), at(p, d + across), at(p, d - across))
                 })
                 .sum()
         };
         // Whole pixels over the reach, then quarter pixels around the best of them; a
-        // parabola through the peak and its neighbours places it between quarters.
+        // parabola through the peak and its neighbours places it between quarters. On whole
+        // pixels the wood is compared a whole number of pixels away, so each point's samples
+        // across the line serve every offset.
         let whole = reach.ceil() as i64;
-        let coarse = (-whole..=whole)
-            .map(|s| (s as f64, score(s as f64)))
-            .max_by(|a, b| a.1.total_cmp(&b.1))?
-            .0;
+        let side = across.round().max(1.0) as i64;
+        let span = whole + side;
+        let mut column = vec![0.0f32; (2 * span + 1) as usize];
+        let mut sums = vec![0.0f64; (2 * whole + 1) as usize];
+        for i in 0..samples {
+            let p = along(i);
+            for (k, v) in column.iter_mut().enumerate() {
+                *v = at(p, (k as i64 - span) as f64);
+            }
+            for (k, sum) in sums.iter_mut().enumerate() {
+                let c = k + side as usize;
+                *sum += ridge(
+                    column[c],
+                    column[c + side as usize],
+                    column[c - side as usize],
+                );
+            }
+        }
+        let coarse =
+            (0..sums.len()).max_by(|&a, &b| sums[a].total_cmp(&sums[b]))? as f64 - whole as f64;
         let fine: Vec<(f64, f64)> = (-4..=4)
             .map(|q| coarse + f64::from(q) / 4.0)
             .map(|d| (d, score(d)))
@@ -844,8 +895,9 @@ mod tests {
     }
 
     /// Corner error allowed, in cells at that corner. The rendered lines are a tenth of a
-    /// cell wide (printed ones are about half that), and the dark-line map peaks near a
-    /// wide line's edges, so snapping can sit up to about a tenth of a cell off.
+    /// cell wide (printed ones are about half that), and snapping compares a line with the
+    /// wood only 0.06 cell either side (`LINE_WIDTH_REACH`), so on a line this wide it can
+    /// settle off the line's middle.
     const TOLERANCE: f64 = 0.15;
 
     fn check(n: usize, h: Homography) {

@@ -156,12 +156,11 @@ impl Rect {
 /// The window of the next size up holding `w`, grown a line at a time while the added lines
 /// show the grid (see `SHOWS`) over the same wood, and then to a whole board on the sides
 /// that show it best; `None` unless the lines that showed reach within one of a larger size.
-pub(super) fn extend(w: &Window, support: &Support, img: &Plane, map: &Plane) -> Option<Window> {
+pub(super) fn extend(w: &Window, support: &Support, img: &Plane) -> Option<Window> {
     let n = w.n as i64;
     let grower = Grower {
         support,
         img,
-        map,
         own: own_lattice(&w.h, support, img, n)?,
         look: Look::of(img, &w.h, n)?,
     };
@@ -211,7 +210,6 @@ pub(super) fn extend(w: &Window, support: &Support, img: &Plane, map: &Plane) ->
 struct Grower<'a> {
     support: &'a Support<'a>,
     img: &'a Plane,
-    map: &'a Plane,
     /// The lattice contrast per sample of the window's own lines.
     own: f64,
     look: Look,
@@ -224,7 +222,7 @@ impl Grower<'_> {
     fn refit(&self, h: &Homography, rect: Rect) -> Homography {
         let dims = rect.dims();
         let moved = h.then_after(&shift(rect.lo));
-        let snapped = refine_rect(&moved, dims, self.map, 1);
+        let snapped = refine_rect(&moved, dims, self.img, 1);
         let candidates = [
             refit_on_stones(self.img, &moved, dims),
             snapped.and_then(|s| refit_on_stones(self.img, &s, dims)),
@@ -358,8 +356,7 @@ fn showing(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::filter::dark_lines;
-    use crate::find::{quantile_threshold, LINE_PIXEL_SHARE, LINE_RADIUS};
+    use crate::find::LineMaps;
 
     const CELL: f64 = 16.0;
     /// Every frame is as large as a 19x19 board with three cells round it, so a smaller
@@ -419,15 +416,15 @@ mod tests {
 
     /// `extend` from the 9x9 window at the board's top-left corner.
     fn extend_corner(img: &Plane, grid: &Homography) -> Option<Window> {
-        let map = dark_lines(img, LINE_RADIUS);
-        let support = Support::new(img, quantile_threshold(&map, LINE_PIXEL_SHARE));
+        let maps = LineMaps::new(img).unwrap();
+        let support = Support::new(img, maps.support_scale);
         let w = Window {
             evidence: 0.0,
             score: 0.0,
             n: 9,
             h: *grid,
         };
-        extend(&w, &support, img, &map)
+        extend(&w, &support, img)
     }
 
     /// A few stones of each colour inside the corner window, so it shows what its stones
