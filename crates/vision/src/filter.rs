@@ -114,6 +114,14 @@ pub fn dark_lines(img: &Plane, r: usize) -> Plane {
     }
 }
 
+/// How much darker a grey level `v` is than the lighter-looking of its two sides `a` and
+/// `b`, relative to that side's brightness (the offset keeps near-black noise from looking
+/// like lines); 0 when it is not darker than both.
+pub fn ridge(v: f32, a: f32, b: f32) -> f32 {
+    let side = a.min(b);
+    ((side - v) / (side + 24.0)).max(0.0)
+}
+
 /// How much darker each pixel is than the lighter-looking of its two sides, across the
 /// best of four directions, at `r` pixels, relative to that side's brightness: high on thin
 /// dark lines (lighter on both sides), near zero on the dark side of an edge, such as the
@@ -133,8 +141,7 @@ pub fn ridges(img: &Plane, r: usize) -> Plane {
             for (dx, dy) in dirs {
                 let a = img.data[(y + dy) as usize * w + (x + dx) as usize];
                 let b = img.data[(y - dy) as usize * w + (x - dx) as usize];
-                let side = a.min(b);
-                best = best.max((side - v) / (side + 24.0));
+                best = best.max(ridge(v, a, b));
             }
             data[y as usize * w + x as usize] = best;
         }

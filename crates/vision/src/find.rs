@@ -4,7 +4,7 @@
 
 use tengen_rules::BoardSize;
 
-use crate::filter::{dark_lines, downscale, median3, ridges, Plane};
+use crate::filter::{dark_lines, downscale, median3, ridge, ridges, Plane};
 use crate::frame::Frame;
 use crate::homography::{fit_ransac, Homography, Point};
 use crate::hough::{self, Line};
@@ -722,10 +722,7 @@ fn snap_line(
         let normal = [-dir[1], dir[0]];
         // Every other pixel along the line is plenty to place it.
         let samples = (len / 2.0).ceil() as usize;
-        let ridge = |v: f32, a: f32, b: f32| -> f64 {
-            let side = a.min(b);
-            f64::from(((side - v) / (side + 24.0)).max(0.0))
-        };
+        let ridge = |v: f32, a: f32, b: f32| f64::from(ridge(v, a, b));
         let along = |i: usize| lerp(p0, p1, (i as f64 + 0.5) / samples as f64);
         let at = |p: Point, d: f64| img.sample(p[0] + d * normal[0], p[1] + d * normal[1]);
         let score = |d: f64| -> f64 {
