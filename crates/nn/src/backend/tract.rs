@@ -17,6 +17,7 @@ use tract_onnx::prelude::{
     tvec, Datum, Framework, InferenceFact, InferenceModelExt, IntoRunnable, TDim, TValue, Tensor,
     ToDim, TractError, TractResult, TypedModel, TypedRunnableModel, TypedSimpleState,
 };
+use tract_onnx::tract_core::optim::Optimizer;
 
 use super::io::{output_lens, output_slices, split_outputs, OUTPUT_NAMES};
 use super::spread::spread;
@@ -167,9 +168,7 @@ impl TractBackend {
         }
         let started = Instant::now();
         let runnable = contained("tract plan optimization", || {
-            let subs: HashMap<_, _> = [(self.batch.clone(), TDim::Val(rows as i64))].into();
-            let optimized = self.base.set_symbols(&subs)?.into_optimized()?;
-            optimized.into_runnable()
+            self.optimized_for(rows)?.into_runnable()
         })?;
         log::info!(
             "tract: plan for batch {rows} built in {:.3}s",
@@ -188,13 +187,38 @@ impl TractBackend {
     pub fn measure_plan_build(&self, rows: usize) -> Result<f64, BackendError> {
         let started = Instant::now();
         contained("tract plan optimization", || {
-            let subs: HashMap<_, _> = [(self.batch.clone(), TDim::Val(rows as i64))].into();
-            self.base
-                .set_symbols(&subs)?
-                .into_optimized()?
-                .into_runnable()
+            self.optimized_for(rows)?.into_runnable()
         })?;
         Ok(started.elapsed().as_secs_f64())
+    }
+
+    /// The model with its batch made `rows`, optimized. tract 0.23.9's axis-changing pass
+    /// can fail on a graph it has rewritten itself: once it has fused a per-row bias (a
+    /// global-pooling block's) into a convolution whose batch axis it dropped, it moves an
+    /// axis of that bias as if it were the image (`Conv: Bias should be scalar or a
+    /// vector`), which happens in nested-bottleneck nets. Such a model is optimized again
+    /// without that pass, which only rearranges axes.
+    fn optimized_for(&self, rows: usize) -> TractResult<TypedModel> {
+        let subs: HashMap<_, _> = [(self.batch.clone(), TDim::Val(rows as i64))].into();
+        let model = self.base.set_symbols(&subs)?;
+        match model.clone().into_optimized() {
+            Ok(optimized) => Ok(optimized),
+            Err(e) if format!("{e:?}").contains("ChangeAxes") => {
+                log::info!(
+                    "tract: optimizing again without its axis-changing pass, which failed on \
+                     this graph ({e})"
+                );
+                let mut model = model;
+                let mut declutter = Optimizer::declutter();
+                declutter
+                    .passes
+                    .retain(|pass| format!("{pass:?}") != "ChangeAxes");
+                declutter.optimize(&mut model)?;
+                model.optimize()?;
+                Ok(model)
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// Runs rows `input` (exactly `plan.rows` of them) into `out`.

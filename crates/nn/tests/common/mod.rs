@@ -3,6 +3,8 @@
 // Each test crate uses its own subset of these helpers.
 #![allow(dead_code)]
 
+pub mod rawnn;
+
 use serde_json::Value;
 use tengen_rules::{BoardSize, Game, Loc, Player, Rules};
 

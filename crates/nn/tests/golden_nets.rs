@@ -1,0 +1,296 @@
+//! Every KataGo architecture family against KataGo: the test networks in `tests/nets` (seeded
+//! random weights, made by KataGo's own exporter with `tests/katago/make_test_nets.py`) and
+//! KataGo's `kata-raw-nn 0 0` outputs on them (`<net>.rawnn.jsonl`, recorded by
+//! `tests/katago/record_rawnn.py` on the shared golden positions, joined here by `id`).
+//!
+//! Each net runs on every backend that takes it: tract always, the native backend where it
+//! runs the family (elsewhere it must decline by naming the part), ONNX Runtime with the
+//! `ort` feature and a library. `TENGEN_TEST_NETS` (a `:`-separated list of folders) adds
+//! more nets laid out the same way.
+
+mod common;
+
+use std::collections::btree_map::Entry;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use common::rawnn::{compare, Precision, Worst};
+use serde_json::Value;
+use tengen_nn::backend::native::{NativeBackend, NativeOptions};
+use tengen_nn::backend::tract::{TractBackend, TractOptions};
+use tengen_nn::backend::Backend;
+use tengen_nn::eval::{EvalOptions, Evaluator, EvaluatorConfig};
+use tengen_nn::model::{load_model, Block, ModelDesc, TrunkTip};
+use tengen_nn::onnx::build::{build_graph, BuildOptions};
+use tengen_nn::onnx::load::LoadedModel;
+
+/// The shared positions the outputs were recorded on.
+const POSITIONS: &str = "katago-rawnn-g170-b6c96.jsonl";
+
+/// One test net and KataGo's outputs on it.
+struct TestNet {
+    name: String,
+    desc: ModelDesc,
+    outputs: Vec<Value>,
+}
+
+/// Every `<name>.bin.gz` with a `<name>.rawnn.jsonl` beside it, in the committed folder and
+/// in `TENGEN_TEST_NETS`.
+fn nets() -> Vec<TestNet> {
+    let mut dirs = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/nets")];
+    if let Some(extra) = std::env::var_os("TENGEN_TEST_NETS") {
+        dirs.extend(std::env::split_paths(&extra));
+    }
+    let mut found = Vec::new();
+    for dir in dirs {
+        let entries = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("test nets folder {}: {e}", dir.display()));
+        let mut paths: Vec<PathBuf> = entries.map(|e| e.expect("dir entry").path()).collect();
+        paths.sort();
+        for path in paths {
+            let file = path.file_name().and_then(|f| f.to_str()).unwrap_or("");
+            let Some(name) = file.strip_suffix(".bin.gz") else {
+                continue;
+            };
+            let golden = dir.join(format!("{name}.rawnn.jsonl"));
+            let text = std::fs::read_to_string(&golden).unwrap_or_else(|e| {
+                panic!(
+                    "{}: {e} (every test net needs its outputs)",
+                    golden.display()
+                )
+            });
+            let outputs = text
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(|l| serde_json::from_str(l).expect("output line is JSON"))
+                .collect();
+            let desc = load_model(&path).unwrap_or_else(|e| panic!("loading {name}: {e}"));
+            found.push(TestNet {
+                name: name.to_string(),
+                desc,
+                outputs,
+            });
+        }
+    }
+    assert!(!found.is_empty(), "no test nets found");
+    found
+}
+
+/// The shared positions by id, or `None` after saying why they are missing.
+fn positions() -> Option<HashMap<String, Value>> {
+    let records = tengen_test_support::golden_records(POSITIONS)?;
+    Some(
+        records
+            .into_iter()
+            .map(|r| (r["id"].as_str().expect("id").to_string(), r))
+            .collect(),
+    )
+}
+
+/// What of `desc` the native backend does not run, if anything.
+fn native_gap(desc: &ModelDesc) -> Option<&'static str> {
+    fn transformer(blocks: &[Block]) -> bool {
+        blocks.iter().any(|b| match b {
+            Block::TransformerAttention(_) | Block::TransformerFfn(_) => true,
+            Block::NestedBottleneck(nb) => transformer(&nb.blocks),
+            _ => false,
+        })
+    }
+    if transformer(&desc.trunk.blocks) {
+        Some("transformer")
+    } else if desc.trunk.sgf_metadata_encoder.is_some() {
+        Some("metadata")
+    } else if matches!(desc.trunk.tip, TrunkTip::RmsNorm(_)) {
+        Some("RMS-norm")
+    } else {
+        None
+    }
+}
+
+type MakeBackend<'a> = &'a dyn Fn(&ModelDesc, &LoadedModel) -> Arc<dyn Backend>;
+
+/// Runs every recorded position of `net` through `make`'s backends, one per board size
+/// (exact graphs, as KataGo's GTP sizes its net); returns (agreed, total).
+fn run_net(
+    net: &TestNet,
+    positions: &HashMap<String, Value>,
+    label: &str,
+    make: MakeBackend<'_>,
+) -> (usize, usize) {
+    let mut evaluators: BTreeMap<(usize, usize), Evaluator> = BTreeMap::new();
+    let mut worst = Worst::default();
+    let mut agreed = 0;
+    let stride = tengen_test_support::stride();
+    let outputs: Vec<&Value> = net.outputs.iter().step_by(stride).collect();
+    for rec in &outputs {
+        let id = rec["id"].as_str().expect("id");
+        let position = positions
+            .get(id)
+            .unwrap_or_else(|| panic!("{}: position {id} is not in {POSITIONS}", net.name));
+        let (game, next) = common::replay(position);
+        assert_eq!(game.to_move(), next, "{id}: side to move");
+        let size = game.board().size();
+        let key = (size.width(), size.height());
+        let ev = match evaluators.entry(key) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(slot) => {
+                let proto = build_graph(&net.desc, &BuildOptions::new(key.0, key.1).exact(true))
+                    .expect("graph builds");
+                let model = LoadedModel::from_proto(proto).expect("graph honours the contract");
+                let backend = make(&net.desc, &model);
+                let config = EvaluatorConfig {
+                    cache_entries: 0,
+                    ..EvaluatorConfig::default()
+                };
+                slot.insert(Evaluator::new(backend, model.metadata, config).expect("evaluator"))
+            }
+        };
+        let out = ev
+            .evaluate(&game, &EvalOptions::default())
+            .unwrap_or_else(|e| panic!("{}{label} {id}: {e}", net.name));
+        let bad = compare(
+            &out,
+            &rec["output"],
+            net.desc.model_version,
+            Precision::Printed,
+            &mut worst,
+        );
+        if bad.is_empty() {
+            agreed += 1;
+        } else {
+            println!("  {id}: {}", bad.join("; "));
+        }
+    }
+    println!(
+        "{}{}\n  worst errors: {}",
+        tengen_test_support::golden_line(&format!("{}{label}", net.name), agreed, outputs.len()),
+        tengen_test_support::stride_note(),
+        worst.line()
+    );
+    (agreed, outputs.len())
+}
+
+fn tract(_: &ModelDesc, model: &LoadedModel) -> Arc<dyn Backend> {
+    let options = TractOptions {
+        threads: 1,
+        ..TractOptions::default()
+    };
+    Arc::new(TractBackend::new(model, options).expect("tract backend"))
+}
+
+fn native(desc: &ModelDesc, model: &LoadedModel) -> Result<NativeBackend, String> {
+    let options = NativeOptions {
+        threads: 1,
+        max_batch: 8,
+        ..NativeOptions::default()
+    };
+    NativeBackend::new(desc, &model.metadata, options).map_err(|e| e.to_string())
+}
+
+/// Whether the net needs SGF metadata (a human-SL net), which the evaluator does not fill.
+fn needs_metadata(net: &TestNet) -> bool {
+    net.desc.trunk.sgf_metadata_encoder.is_some()
+}
+
+#[test]
+fn every_family_agrees_with_katago_through_tract() {
+    let Some(positions) = positions() else { return };
+    let mut failed = Vec::new();
+    for net in nets().iter().filter(|n| !needs_metadata(n)) {
+        let (agreed, total) = run_net(net, &positions, " (tract)", &tract);
+        if agreed != total {
+            failed.push(format!("{}: {agreed}/{total}", net.name));
+        }
+    }
+    assert!(failed.is_empty(), "disagree with KataGo: {failed:?}");
+}
+
+#[test]
+fn the_native_backend_runs_every_convolutional_family_and_names_what_it_declines() {
+    let Some(positions) = positions() else { return };
+    let mut failed = Vec::new();
+    for net in nets() {
+        let proto = build_graph(&net.desc, &BuildOptions::new(9, 9).exact(true)).expect("graph");
+        let model = LoadedModel::from_proto(proto).expect("contract");
+        match (native_gap(&net.desc), native(&net.desc, &model)) {
+            (None, Ok(_)) => {
+                let make = |d: &ModelDesc, m: &LoadedModel| -> Arc<dyn Backend> {
+                    Arc::new(native(d, m).expect("native backend"))
+                };
+                let (agreed, total) = run_net(&net, &positions, " (native)", &make);
+                if agreed != total {
+                    failed.push(format!("{}: {agreed}/{total}", net.name));
+                }
+            }
+            (None, Err(e)) => failed.push(format!("{}: declined ({e})", net.name)),
+            (Some(part), Ok(_)) => {
+                failed.push(format!("{}: accepted a model with {part} parts", net.name))
+            }
+            (Some(part), Err(e)) => {
+                println!("{} (native): declined: {e}", net.name);
+                assert!(
+                    e.contains(part),
+                    "{}: the refusal does not name {part}: {e}",
+                    net.name
+                );
+            }
+        }
+    }
+    assert!(failed.is_empty(), "native backend: {failed:?}");
+}
+
+#[test]
+fn a_human_sl_net_without_its_metadata_is_refused_with_a_clear_error() {
+    let Some(_) = positions() else { return };
+    let game = tengen_rules::Game::new(
+        tengen_rules::BoardSize::new(9, 9).expect("size"),
+        tengen_rules::Rules::parse_with_komi("chinese", 7.0).expect("rules"),
+    );
+    let mut seen = 0;
+    for net in nets().iter().filter(|n| needs_metadata(n)) {
+        let proto = build_graph(&net.desc, &BuildOptions::new(9, 9).exact(true)).expect("graph");
+        let model = LoadedModel::from_proto(proto).expect("contract");
+        let ev = Evaluator::new(
+            tract(&net.desc, &model),
+            model.metadata,
+            EvaluatorConfig::default(),
+        )
+        .expect("evaluator");
+        let err = ev
+            .evaluate(&game, &EvalOptions::default())
+            .expect_err("a metadata net needs its metadata");
+        assert!(err.to_string().contains("InputMeta"), "{}: {err}", net.name);
+        seen += 1;
+    }
+    assert!(seen > 0, "no human-SL test net");
+}
+
+#[cfg(feature = "ort")]
+#[test]
+fn every_family_agrees_with_katago_through_ort() {
+    use tengen_nn::backend::ort::{OrtBackend, OrtOptions, ORT_DYLIB_PATH};
+    if std::env::var_os(ORT_DYLIB_PATH).is_none_or(|p| p.is_empty()) {
+        tengen_test_support::skip(
+            "golden test nets (ort)",
+            &format!("{ORT_DYLIB_PATH} is not set"),
+        );
+        return;
+    }
+    let Some(positions) = positions() else { return };
+    let make = |_: &ModelDesc, m: &LoadedModel| -> Arc<dyn Backend> {
+        let options = OrtOptions {
+            intra_threads: 1,
+            ..OrtOptions::default()
+        };
+        Arc::new(OrtBackend::new(m, options).expect("ort backend"))
+    };
+    let mut failed = Vec::new();
+    for net in nets().iter().filter(|n| !needs_metadata(n)) {
+        let (agreed, total) = run_net(net, &positions, " (ort)", &make);
+        if agreed != total {
+            failed.push(format!("{}: {agreed}/{total}", net.name));
+        }
+    }
+    assert!(failed.is_empty(), "disagree with KataGo: {failed:?}");
+}
