@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use common::rawnn::{compare, Precision, Worst};
 use serde_json::Value;
-use tengen_nn::backend::native::{NativeBackend, NativeOptions};
+use tengen_nn::backend::native::{winograd, Gemm, NativeBackend, NativeOptions};
 use tengen_nn::backend::tract::{TractBackend, TractOptions};
 use tengen_nn::backend::Backend;
 use tengen_nn::eval::{EvalOptions, Evaluator, EvaluatorConfig};
@@ -180,10 +180,14 @@ fn tract(_: &ModelDesc, model: &LoadedModel) -> Arc<dyn Backend> {
 }
 
 fn native(desc: &ModelDesc, model: &LoadedModel) -> Result<NativeBackend, String> {
+    native_with(desc, model, Gemm::F32)
+}
+
+fn native_with(desc: &ModelDesc, model: &LoadedModel, gemm: Gemm) -> Result<NativeBackend, String> {
     let options = NativeOptions {
         threads: 1,
         max_batch: 8,
-        ..NativeOptions::default()
+        gemm,
     };
     NativeBackend::new(desc, &model.metadata, options).map_err(|e| e.to_string())
 }
@@ -238,6 +242,73 @@ fn the_native_backend_runs_every_convolutional_family_and_names_what_it_declines
         }
     }
     assert!(failed.is_empty(), "native backend: {failed:?}");
+}
+
+/// The int16 gate: the value moves by at most this much...
+const GATE_VALUE: f64 = 0.02;
+/// ...and the move int16 ranks first has an fp32 policy within this of fp32's best, so a
+/// near-tie that swaps is no failure.
+const GATE_POLICY_GAP: f64 = 0.01;
+
+#[test]
+fn int16_keeps_every_convolutional_family_within_its_gates() {
+    if !winograd::int16_available() {
+        println!("int16 test nets: skipped (this CPU has no AVX-512 VNNI)");
+        return;
+    }
+    let Some(positions) = positions() else { return };
+    let mut failed = Vec::new();
+    for net in nets().iter().filter(|n| native_gap(&n.desc).is_none()) {
+        let mut pairs: BTreeMap<(usize, usize), (Evaluator, Evaluator)> = BTreeMap::new();
+        let (mut worst_value, mut worst_gap, mut same_best) = (0.0f64, 0.0f64, 0);
+        for rec in &net.outputs {
+            let (game, _) = common::replay(&positions[rec["id"].as_str().expect("id")]);
+            let size = game.board().size();
+            let (ev32, ev16) = pairs
+                .entry((size.width(), size.height()))
+                .or_insert_with(|| {
+                    let opts = BuildOptions::new(size.width(), size.height()).exact(true);
+                    let model =
+                        LoadedModel::from_proto(build_graph(&net.desc, &opts).expect("graph"))
+                            .expect("contract");
+                    let config = EvaluatorConfig {
+                        cache_entries: 0,
+                        ..EvaluatorConfig::default()
+                    };
+                    let make = |gemm| {
+                        let backend =
+                            Arc::new(native_with(&net.desc, &model, gemm).expect("native"));
+                        Evaluator::new(backend, model.metadata.clone(), config.clone()).expect("ev")
+                    };
+                    (make(Gemm::F32), make(Gemm::Int16))
+                });
+            let a = ev32.evaluate(&game, &EvalOptions::default()).expect("fp32");
+            let b = ev16
+                .evaluate(&game, &EvalOptions::default())
+                .expect("int16");
+            let value = |o: &tengen_nn::postprocess::NnOutput| {
+                f64::from(o.white_win) - f64::from(o.white_loss)
+            };
+            worst_value = worst_value.max((value(&a) - value(&b)).abs());
+            let best = |o: &tengen_nn::postprocess::NnOutput| {
+                (0..o.policy.len())
+                    .max_by(|&i, &j| o.policy[i].total_cmp(&o.policy[j]))
+                    .expect("a policy")
+            };
+            let (ba, bb) = (best(&a), best(&b));
+            same_best += usize::from(ba == bb);
+            worst_gap = worst_gap.max(f64::from(a.policy[ba] - a.policy[bb]));
+        }
+        let total = net.outputs.len();
+        println!(
+            "{}\n  worst |value change| {worst_value:.2e}, worst fp32 policy gap of int16's first move {worst_gap:.2e}",
+            tengen_test_support::golden_line(&format!("{} (int16 against fp32, same first move)", net.name), same_best, total)
+        );
+        if worst_value > GATE_VALUE || worst_gap > GATE_POLICY_GAP {
+            failed.push(net.name.clone());
+        }
+    }
+    assert!(failed.is_empty(), "int16 outside its gates: {failed:?}");
 }
 
 #[test]

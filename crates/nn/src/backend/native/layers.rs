@@ -3,6 +3,8 @@
 
 use crate::model::{Activation, BatchNormLayer, ConvLayer, MatMulLayer};
 
+use super::activation::{act_rows, norm_act_rows};
+use super::pointwise::Pointwise;
 use super::winograd::{self, Gemm, Winograd};
 
 /// `out[rows x n] = a[rows x k] · b[k x n]` (all row-major), overwriting `out`.
@@ -45,6 +47,8 @@ pub struct Conv {
 enum ConvKind {
     /// 3x3 without dilation, channel counts that fit the packing.
     Winograd(Winograd),
+    /// 1x1 in 16-bit integers.
+    Pointwise(Pointwise),
     /// Any other shape.
     Patches(Patches),
 }
@@ -75,7 +79,13 @@ impl Conv {
         }
         let square3 = layer.kernel_y == 3 && layer.kernel_x == 3;
         let plain = layer.dilation_y == 1 && layer.dilation_x == 1;
-        let kind = if square3 && plain && winograd::fits(c, k) {
+        let one = layer.kernel_y == 1 && layer.kernel_x == 1;
+        let pointwise = (one && gemm == Gemm::Int16)
+            .then(|| Pointwise::new(&w, c, k))
+            .flatten();
+        let kind = if let Some(p) = pointwise {
+            ConvKind::Pointwise(p)
+        } else if square3 && plain && winograd::fits(c, k) {
             ConvKind::Winograd(Winograd::new(&w, c, k, gemm))
         } else {
             ConvKind::Patches(Patches::new(layer, &w))
@@ -92,6 +102,7 @@ impl Conv {
     pub fn scratch_len(&self, h: usize, w: usize) -> usize {
         match &self.kind {
             ConvKind::Winograd(wg) => wg.scratch_len(h, w),
+            ConvKind::Pointwise(p) => p.scratch_len(h * w),
             ConvKind::Patches(p) if p.ky * p.kx == 1 => 0,
             ConvKind::Patches(p) => h * w * p.ky * p.kx * self.c,
         }
@@ -99,7 +110,11 @@ impl Conv {
 
     /// Whether its GEMMs run in 16-bit integers.
     pub fn is_int16(&self) -> bool {
-        matches!(&self.kind, ConvKind::Winograd(wg) if wg.is_int16())
+        match &self.kind {
+            ConvKind::Winograd(wg) => wg.is_int16(),
+            ConvKind::Pointwise(_) => true,
+            ConvKind::Patches(_) => false,
+        }
     }
 
     /// `y = conv(x) + bias` on an `h` x `w` board (`x` `[h*w][c]`, `y` `[h*w][k]`).
@@ -116,6 +131,13 @@ impl Conv {
                     scratch.ints.resize(ints, 0);
                 }
                 wg.run(x, h, w, &mut scratch.floats, &mut scratch.ints, y)
+            }
+            ConvKind::Pointwise(p) => {
+                let ints = p.int_scratch_len(area);
+                if scratch.ints.len() < ints {
+                    scratch.ints.resize(ints, 0);
+                }
+                p.run(x, area, &mut scratch.floats, &mut scratch.ints, y)
             }
             ConvKind::Patches(p) => p.run(x, h, w, &mut scratch.floats, y),
         }
@@ -332,16 +354,7 @@ impl NormAct {
 
     /// `y = mask(act(x * scale + bias))`.
     pub fn run(&self, x: &[f32], mask: &Mask, y: &mut [f32]) {
-        let c = self.scale.len();
-        for ((xr, yr), &m) in x
-            .chunks_exact(c)
-            .zip(y.chunks_exact_mut(c))
-            .zip(&mask.values)
-        {
-            for (((o, &v), s), b) in yr.iter_mut().zip(xr).zip(&self.scale).zip(&self.bias) {
-                *o = self.act.apply(v * s + b) * m;
-            }
-        }
+        norm_act_rows(x, &self.scale, &self.bias, self.act, &mask.values, y);
     }
 }
 
@@ -354,9 +367,7 @@ pub fn add_channel_bias(x: &mut [f32], bias: &[f32]) {
 
 /// `x = mask(act(x))` in place.
 pub fn activate(x: &mut [f32], c: usize, act: Activation, mask: &Mask) {
-    for (row, &m) in x.chunks_exact_mut(c).zip(&mask.values) {
-        row.iter_mut().for_each(|v| *v = act.apply(*v) * m);
-    }
+    act_rows(x, c, act, &mask.values);
 }
 
 /// Which points are on the board, and KataGo's pooling factors derived from their count.

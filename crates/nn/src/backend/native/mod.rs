@@ -7,8 +7,11 @@
 //! Rows of a batch run one after another on the calling thread; concurrent callers (search
 //! threads) each take a workspace from a pool, so evaluation allocates nothing once warm.
 
+mod activation;
+mod int16;
 mod layers;
 mod net;
+mod pointwise;
 pub mod winograd;
 
 pub use winograd::Gemm;
