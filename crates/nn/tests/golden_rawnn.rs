@@ -188,27 +188,13 @@ fn b6c96_agrees_with_katago_through_the_native_backend() {
 }
 
 #[test]
-fn the_native_backend_declines_the_transformer() {
-    let Some((_, desc)) = golden(
+fn b10c384_transformer_agrees_with_katago_through_the_native_backend() {
+    check_file(
         "katago-rawnn-b10c384h6nbttflrs.jsonl",
         "b10c384h6nbttflrs.bin.gz",
-    ) else {
-        return;
-    };
-    let proto = build_graph(&desc, &BuildOptions::new(19, 19).exact(true)).expect("graph builds");
-    let model = LoadedModel::from_proto(proto).expect("graph honours the contract");
-    let err = NativeBackend::new(
-        &desc,
-        &model.metadata,
-        NativeOptions {
-            threads: 1,
-            max_batch: 1,
-            ..NativeOptions::default()
-        },
-    )
-    .err()
-    .expect("declined");
-    assert!(err.to_string().contains("transformer"), "{err}");
+        " (native)",
+        &native_backend,
+    );
 }
 
 #[cfg(feature = "ort")]

@@ -57,6 +57,39 @@ pub fn act_rows(x: &mut [f32], c: usize, act: Activation, mask: &[f32]) {
     }
 }
 
+/// A softmax over `row` in place, the entries whose `mask` is 0 getting no weight (all zero
+/// when every entry is masked out); `mask` holds 0 or 1 per entry.
+pub fn softmax_masked(row: &mut [f32], mask: &[f32]) {
+    let n = row.len().min(mask.len());
+    let row = &mut row[..n];
+    let top = row
+        .iter()
+        .zip(mask)
+        .filter(|&(_, &m)| m > 0.0)
+        .fold(f32::NEG_INFINITY, |t, (&v, _)| t.max(v));
+    if !top.is_finite() {
+        row.fill(0.0);
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    let done = if simd_available() {
+        // SAFETY: the CPU has AVX2 and FMA (checked here); `row` and `mask` hold `n`.
+        unsafe { avx2::exp_shifted(row, top, &mask[..n]) };
+        true
+    } else {
+        false
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let done = false;
+    if !done {
+        for (v, &m) in row.iter_mut().zip(mask) {
+            *v = (*v - top).exp() * m;
+        }
+    }
+    let inv = 1.0 / row.iter().sum::<f32>();
+    row.iter_mut().for_each(|v| *v *= inv);
+}
+
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
     use std::arch::x86_64::*;
@@ -110,6 +143,28 @@ mod avx2 {
                 let t = _mm256_div_ps(n, _mm256_add_ps(n, _mm256_set1_ps(2.0)));
                 _mm256_mul_ps(x, t)
             }
+        }
+    }
+
+    /// `row[i] = e^(row[i] - top) * mask[i]`.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2 and FMA; `mask` must be as long as `row`.
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn exp_shifted(row: &mut [f32], top: f32, mask: &[f32]) {
+        let n = row.len();
+        let vec_n = n - n % 8;
+        let t = _mm256_set1_ps(top);
+        for i in (0..vec_n).step_by(8) {
+            // SAFETY: `i + 8 <= vec_n <= n`, inside `row` and `mask`.
+            unsafe {
+                let v = _mm256_sub_ps(_mm256_loadu_ps(row.as_ptr().add(i)), t);
+                let m = _mm256_loadu_ps(mask.as_ptr().add(i));
+                _mm256_storeu_ps(row.as_mut_ptr().add(i), _mm256_mul_ps(exp(v), m));
+            }
+        }
+        for i in vec_n..n {
+            row[i] = (row[i] - top).exp() * mask[i];
         }
     }
 
@@ -173,6 +228,43 @@ mod tests {
         let mut v: Vec<f32> = (0..n).map(|i| (i as f32 * 0.37).sin() * 30.0).collect();
         v[..6].copy_from_slice(&[-120.0, -88.0, -20.5, 19.9, 20.1, 95.0]);
         v
+    }
+
+    #[test]
+    fn a_masked_softmax_gives_masked_entries_nothing() {
+        let mut row: Vec<f32> = (0..19).map(|i| (i as f32 * 1.3).sin() * 9.0).collect();
+        let mask: Vec<f32> = (0..19)
+            .map(|i| if i % 5 == 0 { 0.0 } else { 1.0 })
+            .collect();
+        let logits = row.clone();
+        softmax_masked(&mut row, &mask);
+        let top = logits
+            .iter()
+            .zip(&mask)
+            .filter(|(_, &m)| m > 0.0)
+            .fold(f64::NEG_INFINITY, |t, (&v, _)| t.max(f64::from(v)));
+        let w: Vec<f64> = logits
+            .iter()
+            .zip(&mask)
+            .map(|(&v, &m)| {
+                if m > 0.0 {
+                    (f64::from(v) - top).exp()
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        let total: f64 = w.iter().sum();
+        for (i, (&p, &w)) in row.iter().zip(&w).enumerate() {
+            assert!(
+                (f64::from(p) - w / total).abs() < 1e-6,
+                "{i}: {p} vs {}",
+                w / total
+            );
+        }
+        let mut none = vec![1.0; 4];
+        softmax_masked(&mut none, &[0.0; 4]);
+        assert_eq!(none, vec![0.0; 4]);
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! Tengen's own CPU backend for convolutional KataGo networks: the model file's layers run
 //! directly, without an ONNX graph, with 3x3 convolutions by Winograd's F(4x4, 3x3)
 //! ([`winograd`]), which needs about a quarter of a direct convolution's multiplications.
-//! Transformer blocks, RMS-norm trunk tips and metadata encoders are left to tract and ONNX
-//! Runtime ([`NativeBackend::new`] says so).
+//! Transformer blocks (attention, SwiGLU, RMS norms) run in f32, as do
+//! metadata encoders.
 //!
 //! Rows of a batch run one after another on the calling thread; concurrent callers (search
 //! threads) each take a workspace from a pool, so evaluation allocates nothing once warm.
@@ -12,6 +12,7 @@ mod int16;
 mod layers;
 mod net;
 mod pointwise;
+mod transformer;
 pub mod winograd;
 
 pub use winograd::Gemm;
@@ -67,14 +68,9 @@ impl NativeBackend {
         metadata: &ModelMetadata,
         options: NativeOptions,
     ) -> Result<NativeBackend, BackendError> {
-        let net =
-            Net::new(model, options.gemm).map_err(|e| BackendError::Unavailable(e.to_string()))?;
         let shape = IoShape::from_metadata(metadata);
-        if shape.meta_channels > 0 {
-            return Err(BackendError::Unavailable(
-                "the native backend does not run metadata inputs".into(),
-            ));
-        }
+        let net = Net::new(model, options.gemm, shape.y_len, shape.x_len)
+            .map_err(|e| BackendError::Unavailable(e.to_string()))?;
         let options = NativeOptions {
             threads: options.threads.max(1),
             max_batch: options.max_batch.max(1),
@@ -131,6 +127,7 @@ impl NativeBackend {
                 spatial: row.spatial,
                 global: row.global,
                 mask: row.mask,
+                meta: row.meta,
             };
             let out = RowOutput {
                 policy_pass,

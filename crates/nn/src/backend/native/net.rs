@@ -4,12 +4,13 @@
 
 use crate::model::{
     Activation, Block, GlobalPoolingBlock, ModelDesc, NestedBottleneckBlock, ResidualBlock,
-    TrunkTip,
+    TransformerAttentionBlock, TransformerFfnBlock, TrunkTip,
 };
 
 use super::layers::{
     activate, add_channel_bias, global_pool, Conv, Dense, Mask, NormAct, Pool, Scratch,
 };
+use super::transformer::{attend, projection, rms_normalize, Heads, RmsTip, RopeTables};
 use super::winograd::Gemm;
 
 /// Why a model cannot run on the native backend.
@@ -40,6 +41,45 @@ enum NetBlock {
         post: NormAct,
         last: Conv,
     },
+    Attention {
+        eps: f32,
+        q: Conv,
+        k: Conv,
+        v: Conv,
+        out: Conv,
+        shape: Heads,
+        rope: Option<RopeTables>,
+    },
+    Ffn {
+        eps: f32,
+        linear1: Conv,
+        gate: Option<Conv>,
+        linear2: Conv,
+    },
+}
+
+/// The trunk's last normalization.
+enum Tip {
+    Batch(NormAct),
+    Rms(RmsTip, Activation),
+}
+
+/// The SGF-metadata encoder of a human-SL net: two hidden layers, then the trunk's width.
+struct MetaEncoder {
+    mul1: Dense,
+    act1: Activation,
+    mul2: Dense,
+    act2: Activation,
+    mul3: Dense,
+}
+
+/// What laying out the blocks needs besides the model: how 3x3 and 1x1 convolutions
+/// multiply, and the board buffer (for the attention blocks' rotation tables).
+#[derive(Clone, Copy)]
+struct Layout {
+    gemm: Gemm,
+    h: usize,
+    w: usize,
 }
 
 /// The network, ready to evaluate.
@@ -47,8 +87,9 @@ pub struct Net {
     initial_conv: Conv,
     initial_global: Dense,
     trunk_channels: usize,
+    meta: Option<MetaEncoder>,
     blocks: Vec<NetBlock>,
-    tip: NormAct,
+    tip: Tip,
     // Policy head.
     p1: Conv,
     g1: Conv,
@@ -92,42 +133,100 @@ fn global_pooling(b: &GlobalPoolingBlock, gemm: Gemm) -> NetBlock {
     }
 }
 
-fn nested(b: &NestedBottleneckBlock, gemm: Gemm) -> Result<NetBlock, Unsupported> {
+fn nested(b: &NestedBottleneckBlock, layout: Layout) -> Result<NetBlock, Unsupported> {
+    let gemm = layout.gemm;
     Ok(NetBlock::Nested {
         pre: NormAct::new(&b.pre_bn, b.pre_activation.activation),
         first: Conv::new(&b.pre_conv, None, None, gemm),
-        blocks: stack(&b.blocks, gemm)?,
+        blocks: stack(&b.blocks, layout)?,
         post: NormAct::new(&b.post_bn, b.post_activation.activation),
         last: Conv::new(&b.post_conv, None, None, gemm),
     })
 }
 
-fn stack(blocks: &[Block], gemm: Gemm) -> Result<Vec<NetBlock>, Unsupported> {
+/// The projections take the norm's gain on their inputs, the query also `1/sqrt(d)`.
+fn attention(b: &TransformerAttentionBlock, layout: Layout) -> NetBlock {
+    let (gain, gemm) = (b.pre_norm.weight.as_slice(), Gemm::F32);
+    let scale = 1.0 / (b.q_head_dim as f32).sqrt();
+    NetBlock::Attention {
+        eps: b.pre_norm.epsilon,
+        q: projection(&b.q_proj, gain, scale, gemm),
+        k: projection(&b.k_proj, gain, 1.0, gemm),
+        v: projection(&b.v_proj, gain, 1.0, gemm),
+        out: projection(&b.out_proj, &[], 1.0, gemm),
+        shape: Heads {
+            heads: b.num_heads,
+            kv_heads: b.num_kv_heads,
+            d: b.q_head_dim,
+            dv: b.v_head_dim,
+        },
+        rope: RopeTables::new(b, layout.h, layout.w),
+    }
+}
+
+fn ffn(b: &TransformerFfnBlock) -> NetBlock {
+    let (gain, gemm) = (b.pre_norm.weight.as_slice(), Gemm::F32);
+    NetBlock::Ffn {
+        eps: b.pre_norm.epsilon,
+        linear1: projection(&b.linear1, gain, 1.0, gemm),
+        gate: b
+            .linear_gate
+            .as_ref()
+            .map(|g| projection(g, gain, 1.0, gemm)),
+        linear2: projection(&b.linear2, &[], 1.0, gemm),
+    }
+}
+
+fn stack(blocks: &[Block], layout: Layout) -> Result<Vec<NetBlock>, Unsupported> {
+    let gemm = layout.gemm;
     blocks
         .iter()
         .map(|b| match b {
             Block::Ordinary(b) => Ok(ordinary(b, gemm)),
             Block::GlobalPooling(b) => Ok(global_pooling(b, gemm)),
-            Block::NestedBottleneck(b) => nested(b, gemm),
-            Block::TransformerAttention(_) | Block::TransformerFfn(_) => {
-                Err(Unsupported("transformer blocks".into()))
+            Block::NestedBottleneck(b) => nested(b, layout),
+            Block::TransformerAttention(b) => {
+                let heads_fit = b.num_kv_heads > 0
+                    && b.num_heads.is_multiple_of(b.num_kv_heads)
+                    && b.q_head_dim.is_multiple_of(2);
+                if !heads_fit {
+                    return Err(Unsupported(format!(
+                        "attention block {:?} ({} query heads over {} KV heads, width {})",
+                        b.name, b.num_heads, b.num_kv_heads, b.q_head_dim
+                    )));
+                }
+                Ok(attention(b, layout))
             }
+            Block::TransformerFfn(b) => Ok(ffn(b)),
         })
         .collect()
 }
 
 impl Net {
-    /// Lays out `model`, its trunk's 3x3 convolutions multiplying by `gemm` (the heads'
-    /// and the input layer's are not Winograd's); transformer blocks, RMS-norm tips and
-    /// metadata encoders are not run here.
-    pub fn new(model: &ModelDesc, gemm: Gemm) -> Result<Net, Unsupported> {
+    /// Lays out `model` for an `h` x `w` board buffer, its trunk's convolutions
+    /// multiplying by `gemm` (the heads', the input layer's and the transformer blocks'
+    /// projections in f32).
+    pub fn new(model: &ModelDesc, gemm: Gemm, h: usize, w: usize) -> Result<Net, Unsupported> {
         let t = &model.trunk;
-        let blocks = stack(&t.blocks, gemm)?;
-        if t.sgf_metadata_encoder.is_some() {
-            return Err(Unsupported("metadata encoders".into()));
-        }
-        let TrunkTip::BatchNorm(tip_bn) = &t.tip else {
-            return Err(Unsupported("an RMS-norm trunk tip".into()));
+        let blocks = stack(&t.blocks, Layout { gemm, h, w })?;
+        let meta = t.sgf_metadata_encoder.as_ref().map(|e| MetaEncoder {
+            mul1: Dense::new(&e.mul1, None, Some(e.bias1.weights.clone())),
+            act1: e.act1.activation,
+            mul2: Dense::new(&e.mul2, None, Some(e.bias2.weights.clone())),
+            act2: e.act2.activation,
+            mul3: Dense::new(&e.mul3, None, None),
+        });
+        let tip = match &t.tip {
+            TrunkTip::BatchNorm(bn) => Tip::Batch(NormAct::new(bn, t.tip_activation.activation)),
+            TrunkTip::RmsNorm(rms) => Tip::Rms(
+                RmsTip {
+                    gamma: rms.gamma.clone(),
+                    beta: rms.beta.clone(),
+                    eps: rms.epsilon,
+                    spatial: rms.spatial,
+                },
+                t.tip_activation.activation,
+            ),
         };
         let ph = &model.policy_head;
         let vh = &model.value_head;
@@ -143,8 +242,9 @@ impl Net {
             initial_conv: Conv::new(&t.initial_conv, None, None, Gemm::F32),
             initial_global: Dense::new(&t.initial_matmul, None, None),
             trunk_channels: t.trunk_num_channels,
+            meta,
             blocks,
-            tip: NormAct::new(tip_bn, t.tip_activation.activation),
+            tip,
             p1: Conv::new(&ph.p1_conv, Some(&ps), None, Gemm::F32),
             g1: Conv::new(&ph.g1_conv, Some(&gs), Some(gb), Gemm::F32),
             g1_act: ph.g1_activation.activation,
@@ -177,7 +277,10 @@ impl NetBlock {
             NetBlock::Ordinary { regular, .. } | NetBlock::GlobalPooling { regular, .. } => {
                 regular.is_int16()
             }
-            NetBlock::Nested { blocks, .. } => blocks.iter().any(NetBlock::is_int16),
+            NetBlock::Nested { first, blocks, .. } => {
+                first.is_int16() || blocks.iter().any(NetBlock::is_int16)
+            }
+            NetBlock::Attention { .. } | NetBlock::Ffn { .. } => false,
         }
     }
 }
@@ -215,6 +318,8 @@ pub struct RowInput<'a> {
     pub global: &'a [f32],
     /// `InputMask`, one value a point.
     pub mask: &'a [f32],
+    /// `InputMeta`, for a net with a metadata encoder.
+    pub meta: Option<&'a [f32]>,
 }
 
 /// One position's raw outputs, NCHW as the ONNX contract has them.
@@ -322,6 +427,65 @@ impl Pass<'_> {
                     self.ws.give(q);
                     out
                 }
+                NetBlock::Attention {
+                    eps,
+                    q,
+                    k,
+                    v,
+                    out,
+                    shape,
+                    rope,
+                } => {
+                    let n = self.area();
+                    let mut xn = self.ws.take(n * c);
+                    rms_normalize(x, c, *eps, &self.ws.mask.values, &mut xn);
+                    let (mut qs, mut ks) = (self.conv(q, &xn), self.conv(k, &xn));
+                    let vs = self.conv(v, &xn);
+                    if let Some(r) = rope {
+                        r.rotate(&mut qs, shape.heads, shape.kv_heads, shape.d, n);
+                        r.rotate(&mut ks, shape.kv_heads, shape.kv_heads, shape.d, n);
+                    }
+                    let mut scores = self.ws.take(n * n);
+                    let mut att = self.ws.take(n * shape.heads * shape.dv);
+                    attend(
+                        &qs,
+                        &ks,
+                        &vs,
+                        *shape,
+                        &self.ws.mask.values,
+                        &mut scores,
+                        &mut att,
+                    );
+                    let mut y = self.conv(out, &att);
+                    activate(&mut y, c, Activation::Identity, &self.ws.mask);
+                    for buf in [xn, qs, ks, vs, scores, att] {
+                        self.ws.give(buf);
+                    }
+                    y
+                }
+                NetBlock::Ffn {
+                    eps,
+                    linear1,
+                    gate,
+                    linear2,
+                } => {
+                    let n = self.area();
+                    let mut xn = self.ws.take(n * c);
+                    rms_normalize(x, c, *eps, &self.ws.mask.values, &mut xn);
+                    let mut a = self.conv(linear1, &xn);
+                    let f = linear1.out_channels();
+                    activate(&mut a, f, Activation::Silu, &self.ws.mask);
+                    if let Some(gate) = gate {
+                        let g = self.conv(gate, &xn);
+                        a.iter_mut().zip(&g).for_each(|(a, g)| *a *= g);
+                        self.ws.give(g);
+                    }
+                    let mut y = self.conv(linear2, &a);
+                    activate(&mut y, c, Activation::Identity, &self.ws.mask);
+                    self.ws.give(xn);
+                    self.ws.give(a);
+                    y
+                }
             };
             x.iter_mut().zip(&out).for_each(|(v, o)| *v += o);
             self.ws.give(out);
@@ -357,9 +521,30 @@ impl Net {
         g.resize(c, 0.0);
         self.initial_global.run(input.global, &mut g);
         add_channel_bias(&mut x, &g[..c]);
+        if let (Some(enc), Some(meta)) = (&self.meta, input.meta) {
+            // Small vectors: the pooled buffer holds the hidden layers.
+            let mut h = std::mem::take(&mut pass.ws.pooled);
+            h.resize(enc.mul1.out_channels() + enc.mul2.out_channels(), 0.0);
+            let (h1, h2) = h.split_at_mut(enc.mul1.out_channels());
+            enc.mul1.run(meta, h1);
+            h1.iter_mut().for_each(|v| *v = enc.act1.apply(*v));
+            enc.mul2.run(h1, h2);
+            h2.iter_mut().for_each(|v| *v = enc.act2.apply(*v));
+            enc.mul3.run(h2, &mut g[..c]);
+            add_channel_bias(&mut x, &g[..c]);
+            pass.ws.pooled = h;
+        }
         pass.ws.hidden = g;
         pass.blocks(&self.blocks, &mut x, c);
-        let tip = pass.norm_act(&self.tip, &x, c);
+        let tip = match &self.tip {
+            Tip::Batch(na) => pass.norm_act(na, &x, c),
+            Tip::Rms(rms, act) => {
+                let mut y = pass.ws.take(area * c);
+                rms.run(&x, &pass.ws.mask.values, &mut y);
+                activate(&mut y, c, *act, &pass.ws.mask);
+                y
+            }
+        };
         pass.ws.give(x);
 
         // Policy head.
