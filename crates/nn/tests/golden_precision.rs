@@ -87,14 +87,19 @@ fn value(out: &NnOutput) -> f64 {
     f64::from(out.white_win) - f64::from(out.white_loss)
 }
 
-/// The golden file all of this is measured on.
-const FILE: &str = "katago-rawnn-g170-b6c96.jsonl";
+/// The golden files measured on, with their networks.
+const B6C96: (&str, &str) = ("katago-rawnn-g170-b6c96.jsonl", "g170-b6c96.bin.gz");
+const B10C384: (&str, &str) = (
+    "katago-rawnn-b10c384h6nbttflrs.jsonl",
+    "b10c384h6nbttflrs.bin.gz",
+);
 
 /// An fp32 evaluator, a reduced one and the name of what runs the reduced one.
 type Pair = (Evaluator, Evaluator, &'static str);
 
 /// How far a reduced precision strays from fp32 over the golden positions.
 struct Fidelity {
+    file: &'static str,
     agreed: usize,
     total: usize,
     worst_value: f64,
@@ -112,7 +117,7 @@ impl Fidelity {
     fn report(&self, name: &str) {
         println!(
             "{}\n  worst |value change| {:.4} ({}), worst |lead change| {:.3} points; gates (99%, 0.02) {}",
-            tengen_test_support::golden_line(&format!("{name} {FILE}"), self.agreed, self.total),
+            tengen_test_support::golden_line(&format!("{name} {}", self.file), self.agreed, self.total),
             self.worst_value,
             self.worst_id,
             self.worst_lead,
@@ -121,17 +126,24 @@ impl Fidelity {
     }
 }
 
-/// Evaluates every golden position of g170-b6c96 with the pair `make` builds for its board
-/// size (from the model and its fp32 graph), or `None` without the shared data.
-fn measure(name: &str, mut make: impl FnMut(&ModelDesc, &LoadedModel) -> Pair) -> Option<Fidelity> {
+/// Evaluates every golden position of `set` (a golden file and its network) with the pair
+/// `make` builds for its board size (from the model and its fp32 graph), or `None` without
+/// the shared data.
+fn measure(
+    name: &str,
+    set: (&'static str, &str),
+    mut make: impl FnMut(&ModelDesc, &LoadedModel) -> Pair,
+) -> Option<Fidelity> {
+    let (file, model) = set;
     let model_path = tengen_test_support::shared_path(
-        &format!("golden {name} {FILE}"),
-        "models/g170-b6c96.bin.gz",
+        &format!("golden {name} {file}"),
+        &format!("models/{model}"),
     )?;
-    let records = tengen_test_support::golden_records(FILE)?;
+    let records = tengen_test_support::golden_records(file)?;
     let desc = load_model(&model_path).expect("model loads");
     let mut by_size: BTreeMap<(usize, usize), Pair> = BTreeMap::new();
     let mut f = Fidelity {
+        file,
         agreed: 0,
         total: 0,
         worst_value: 0.0,
@@ -200,13 +212,16 @@ fn native(desc: &ModelDesc, model: &LoadedModel, gemm: Gemm) -> Evaluator {
     evaluator(Arc::new(backend), model)
 }
 
-#[test]
-fn int16_b6c96_passes_the_fidelity_gates() {
+/// The native backend's int16 against its fp32 on `set`: the gates must hold.
+fn int16_passes_the_fidelity_gates(set: (&'static str, &str)) {
     if !winograd::int16_available() {
-        println!("golden int16 {FILE}: skipped (this CPU has no AVX-512 VNNI)");
+        println!(
+            "golden int16 {}: skipped (this CPU has no AVX-512 VNNI)",
+            set.0
+        );
         return;
     }
-    let Some(f) = measure("int16", |desc, model| {
+    let Some(f) = measure("int16", set, |desc, model| {
         (
             native(desc, model, Gemm::F32),
             native(desc, model, Gemm::Int16),
@@ -216,12 +231,22 @@ fn int16_b6c96_passes_the_fidelity_gates() {
         return;
     };
     f.report("int16");
-    assert!(f.gates(), "int16 fails the fidelity gates");
+    assert!(f.gates(), "int16 fails the fidelity gates on {}", set.0);
+}
+
+#[test]
+fn int16_b6c96_passes_the_fidelity_gates() {
+    int16_passes_the_fidelity_gates(B6C96);
+}
+
+#[test]
+fn int16_b10c384_transformer_passes_the_fidelity_gates() {
+    int16_passes_the_fidelity_gates(B10C384);
 }
 
 #[test]
 fn int8_b6c96_keeps_the_fp32_policy_and_value() {
-    let Some(f) = measure("int8", |_, model| {
+    let Some(f) = measure("int8", B6C96, |_, model| {
         let q = quantize_int8(&model.proto, &CalibrationOptions::default()).expect("quantizes");
         let q = LoadedModel::from_proto(q).expect("int8 graph honours the contract");
         let (backend, runs_on) = int8_backend(&q);

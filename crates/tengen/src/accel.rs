@@ -2,8 +2,8 @@
 //! tries ONNX Runtime down `engine.providers` (TensorRT, then CUDA on a Jetson); when no
 //! provider builds a session, or ONNX Runtime is missing, tract runs the network on the
 //! CPU. `engine.backend = "native"` runs Tengen's own CPU code, or tract when the model is
-//! one it does not run (an ONNX file, a transformer). Each step is logged and the outcome goes into the MQTT status, so a board that
-//! silently lost its GPU shows it.
+//! one it does not run (an ONNX file). Each step is logged and the outcome goes into the
+//! MQTT status, so a board that silently lost its GPU shows it.
 
 use std::sync::Arc;
 

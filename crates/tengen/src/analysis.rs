@@ -34,7 +34,7 @@ pub struct EngineArgs {
     model: Option<PathBuf>,
     /// Network backend: `tract`, `native`, or `ort` when built with the `ort` feature.
     /// Default: `native` on x86-64 CPUs with AVX2 and FMA, else `tract`; a model the
-    /// native backend does not run (ONNX, transformer) runs on tract.
+    /// native backend does not run (an ONNX file) runs on tract.
     #[arg(long, default_value_t = BackendKind::cpu_default())]
     backend: BackendKind,
     /// Positions searched at once. Default: the config's numAnalysisThreads, else 1.

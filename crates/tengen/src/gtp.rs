@@ -46,7 +46,7 @@ pub struct GtpArgs {
     classic: ClassicArgs,
     /// Network backend: `tract`, `native`, or `ort` when built with the `ort` feature.
     /// Default: `native` on x86-64 CPUs with AVX2 and FMA, else `tract`; a model the
-    /// native backend does not run (ONNX, transformer) runs on tract.
+    /// native backend does not run (an ONNX file) runs on tract.
     #[arg(long, default_value_t = BackendKind::cpu_default())]
     backend: BackendKind,
     /// Search threads (the backend gets as many cores). Default: the config's

@@ -61,7 +61,13 @@ pub fn act_rows(x: &mut [f32], c: usize, act: Activation, mask: &[f32]) {
 /// when every entry is masked out); `mask` holds 0 or 1 per entry.
 pub fn softmax_masked(row: &mut [f32], mask: &[f32]) {
     let n = row.len().min(mask.len());
-    let row = &mut row[..n];
+    let (row, mask) = (&mut row[..n], &mask[..n]);
+    #[cfg(target_arch = "x86_64")]
+    if simd_available() {
+        // SAFETY: the CPU has AVX2 and FMA (checked here); `row` and `mask` hold `n`.
+        unsafe { avx2::softmax_masked(row, mask) };
+        return;
+    }
     let top = row
         .iter()
         .zip(mask)
@@ -71,20 +77,8 @@ pub fn softmax_masked(row: &mut [f32], mask: &[f32]) {
         row.fill(0.0);
         return;
     }
-    #[cfg(target_arch = "x86_64")]
-    let done = if simd_available() {
-        // SAFETY: the CPU has AVX2 and FMA (checked here); `row` and `mask` hold `n`.
-        unsafe { avx2::exp_shifted(row, top, &mask[..n]) };
-        true
-    } else {
-        false
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    let done = false;
-    if !done {
-        for (v, &m) in row.iter_mut().zip(mask) {
-            *v = (*v - top).exp() * m;
-        }
+    for (v, &m) in row.iter_mut().zip(mask) {
+        *v = (*v - top).exp() * m;
     }
     let inv = 1.0 / row.iter().sum::<f32>();
     row.iter_mut().for_each(|v| *v *= inv);
@@ -146,25 +140,60 @@ mod avx2 {
         }
     }
 
-    /// `row[i] = e^(row[i] - top) * mask[i]`.
+    /// [`super::softmax_masked`], eight entries at a time.
     ///
     /// # Safety
     /// The CPU must have AVX2 and FMA; `mask` must be as long as `row`.
     #[target_feature(enable = "avx2,fma")]
-    pub unsafe fn exp_shifted(row: &mut [f32], top: f32, mask: &[f32]) {
+    pub unsafe fn softmax_masked(row: &mut [f32], mask: &[f32]) {
         let n = row.len();
         let vec_n = n - n % 8;
-        let t = _mm256_set1_ps(top);
+        let (p, mp) = (row.as_mut_ptr(), mask.as_ptr());
+        let zero = _mm256_setzero_ps();
+        let neg = _mm256_set1_ps(f32::NEG_INFINITY);
+        // SAFETY (every block below): `i + 8 <= vec_n <= n`, inside `row` and `mask`.
+        let mut top_v = neg;
         for i in (0..vec_n).step_by(8) {
-            // SAFETY: `i + 8 <= vec_n <= n`, inside `row` and `mask`.
-            unsafe {
-                let v = _mm256_sub_ps(_mm256_loadu_ps(row.as_ptr().add(i)), t);
-                let m = _mm256_loadu_ps(mask.as_ptr().add(i));
-                _mm256_storeu_ps(row.as_mut_ptr().add(i), _mm256_mul_ps(exp(v), m));
+            let (v, m) = unsafe { (_mm256_loadu_ps(p.add(i)), _mm256_loadu_ps(mp.add(i))) };
+            let on = _mm256_cmp_ps::<_CMP_GT_OQ>(m, zero);
+            top_v = _mm256_max_ps(top_v, _mm256_blendv_ps(neg, v, on));
+        }
+        let mut lanes = [0.0f32; 8];
+        // SAFETY: `lanes` holds eight floats.
+        unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), top_v) };
+        let mut top = lanes.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        for i in vec_n..n {
+            if mask[i] > 0.0 {
+                top = top.max(row[i]);
             }
         }
+        if !top.is_finite() {
+            row.fill(0.0);
+            return;
+        }
+        let t = _mm256_set1_ps(top);
+        let mut sum_v = zero;
+        for i in (0..vec_n).step_by(8) {
+            unsafe {
+                let v = _mm256_sub_ps(_mm256_loadu_ps(p.add(i)), t);
+                let e = _mm256_mul_ps(exp(v), _mm256_loadu_ps(mp.add(i)));
+                _mm256_storeu_ps(p.add(i), e);
+                sum_v = _mm256_add_ps(sum_v, e);
+            }
+        }
+        // SAFETY: `lanes` holds eight floats.
+        unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), sum_v) };
+        let mut sum: f32 = lanes.iter().sum();
         for i in vec_n..n {
             row[i] = (row[i] - top).exp() * mask[i];
+            sum += row[i];
+        }
+        let inv = _mm256_set1_ps(1.0 / sum);
+        for i in (0..vec_n).step_by(8) {
+            unsafe { _mm256_storeu_ps(p.add(i), _mm256_mul_ps(_mm256_loadu_ps(p.add(i)), inv)) };
+        }
+        for v in &mut row[vec_n..] {
+            *v /= sum;
         }
     }
 

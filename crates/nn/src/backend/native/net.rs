@@ -146,7 +146,7 @@ fn nested(b: &NestedBottleneckBlock, layout: Layout) -> Result<NetBlock, Unsuppo
 
 /// The projections take the norm's gain on their inputs, the query also `1/sqrt(d)`.
 fn attention(b: &TransformerAttentionBlock, layout: Layout) -> NetBlock {
-    let (gain, gemm) = (b.pre_norm.weight.as_slice(), Gemm::F32);
+    let (gain, gemm) = (b.pre_norm.weight.as_slice(), layout.gemm);
     let scale = 1.0 / (b.q_head_dim as f32).sqrt();
     NetBlock::Attention {
         eps: b.pre_norm.epsilon,
@@ -164,8 +164,8 @@ fn attention(b: &TransformerAttentionBlock, layout: Layout) -> NetBlock {
     }
 }
 
-fn ffn(b: &TransformerFfnBlock) -> NetBlock {
-    let (gain, gemm) = (b.pre_norm.weight.as_slice(), Gemm::F32);
+fn ffn(b: &TransformerFfnBlock, layout: Layout) -> NetBlock {
+    let (gain, gemm) = (b.pre_norm.weight.as_slice(), layout.gemm);
     NetBlock::Ffn {
         eps: b.pre_norm.epsilon,
         linear1: projection(&b.linear1, gain, 1.0, gemm),
@@ -197,7 +197,7 @@ fn stack(blocks: &[Block], layout: Layout) -> Result<Vec<NetBlock>, Unsupported>
                 }
                 Ok(attention(b, layout))
             }
-            Block::TransformerFfn(b) => Ok(ffn(b)),
+            Block::TransformerFfn(b) => Ok(ffn(b, layout)),
         })
         .collect()
 }
