@@ -15,7 +15,9 @@ use tengen_rules::Game;
 
 use crate::backend::{Backend, BatchInput, BatchOutput, IoShape};
 use crate::contract::meta::ModelMetadata;
-use crate::features::{FeatureError, InputParams, Symmetry, V7Encoder, NUM_GLOBAL, NUM_SPATIAL};
+use crate::features::{
+    FeatureError, InputParams, Symmetry, V7Encoder, NUM_GLOBAL, NUM_META, NUM_SPATIAL,
+};
 use crate::postprocess::{
     postprocess, NnOutput, PolicyOptions, PositionInfo, PostprocessError, RawOutput,
 };
@@ -95,6 +97,13 @@ pub enum EvalError {
     /// The model's inputs are not KataGo's version-7 encoding this evaluator produces.
     #[error("the model expects {0} spatial and {1} global inputs; Tengen encodes 22 and 19")]
     UnsupportedInputs(usize, usize),
+    /// A human-SL net (one with an SGF-metadata encoder, `InputMeta`) asked for without a
+    /// profile.
+    #[error(
+        "the model reads SGF metadata (InputMeta): a human-SL net needs a profile such as \
+         rank_5k (KataGo's humanSLProfile)"
+    )]
+    NeedsProfile,
     /// The evaluator is shutting down.
     #[error("the evaluator has shut down")]
     Shutdown,
@@ -143,6 +152,8 @@ struct Queue {
 struct Request {
     spatial: Vec<f32>,
     global: Vec<f32>,
+    /// `InputMeta` for a net that reads it, else empty.
+    meta: Vec<f32>,
     symmetry: Symmetry,
     info: PositionInfo,
     policy: PolicyOptions,
@@ -250,6 +261,16 @@ impl Evaluator {
             return Ok(hit);
         }
 
+        let meta = if sh.shape.meta_channels > 0 {
+            let profile = opts.inputs.human_profile.ok_or(EvalError::NeedsProfile)?;
+            let mut row = vec![0f32; sh.shape.meta_channels.max(NUM_META)];
+            let size = game.board().size();
+            profile.fill(game.to_move(), size.width() * size.height(), &mut row);
+            row.truncate(sh.shape.meta_channels);
+            row
+        } else {
+            Vec::new()
+        };
         let plane = x_len * y_len;
         let mut spatial = vec![0f32; NUM_SPATIAL * plane];
         let mut global = vec![0f32; NUM_GLOBAL];
@@ -292,6 +313,7 @@ impl Evaluator {
             q.pending.push_back(Request {
                 spatial,
                 global,
+                meta,
                 symmetry,
                 info: PositionInfo::from_game(game),
                 policy: opts.policy,
@@ -343,16 +365,19 @@ impl Shared {
         let mut spatial = Vec::new();
         let mut global = Vec::new();
         let mut mask = Vec::new();
+        let mut meta = Vec::new();
         let mut out = BatchOutput::new();
         while let Some(batch) = self.next_batch() {
             let rows = batch.len();
             spatial.clear();
             global.clear();
             mask.clear();
+            meta.clear();
             let plane = self.shape.area();
             for r in &batch {
                 spatial.extend_from_slice(&r.spatial);
                 global.extend_from_slice(&r.global);
+                meta.extend_from_slice(&r.meta);
                 // The mask is the on-board plane, already in the symmetry's orientation.
                 mask.extend_from_slice(&r.spatial[..plane]);
             }
@@ -360,7 +385,7 @@ impl Shared {
                 rows,
                 spatial: &spatial,
                 global: &global,
-                meta: None,
+                meta: (self.shape.meta_channels > 0).then_some(meta.as_slice()),
                 mask: &mask,
             };
             let start = Instant::now();
@@ -466,6 +491,7 @@ fn cache_key(game: &Game, symmetry: Symmetry, opts: &EvalOptions) -> u128 {
     i.playout_doubling_advantage.to_bits().hash(&mut h);
     i.max_history.hash(&mut h);
     i.pass_alive_suicide_override.hash(&mut h);
+    i.human_profile.hash(&mut h);
     // The situation hash covers stones, player, ko and superko bans, phase, komi and rules.
     game.situation_hash() ^ (h.finish() as u128)
 }

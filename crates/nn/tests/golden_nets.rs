@@ -126,7 +126,7 @@ fn run_net(
             }
         };
         let out = ev
-            .evaluate(&game, &EvalOptions::default())
+            .evaluate(&game, &options(rec))
             .unwrap_or_else(|e| panic!("{}{label} {id}: {e}", net.name));
         let bad = compare(
             &out,
@@ -150,6 +150,15 @@ fn run_net(
     (agreed, outputs.len())
 }
 
+/// KataGo's settings for a record: its human-SL profile, if it names one.
+fn options(rec: &Value) -> EvalOptions {
+    let mut opts = EvalOptions::default();
+    if let Some(name) = rec["humanSLProfile"].as_str() {
+        opts.inputs.human_profile = Some(name.parse().expect("a KataGo profile"));
+    }
+    opts
+}
+
 fn tract(_: &ModelDesc, model: &LoadedModel) -> Arc<dyn Backend> {
     let options = TractOptions {
         threads: 1,
@@ -171,7 +180,7 @@ fn native_with(desc: &ModelDesc, model: &LoadedModel, gemm: Gemm) -> Result<Nati
     NativeBackend::new(desc, &model.metadata, options).map_err(|e| e.to_string())
 }
 
-/// Whether the net needs SGF metadata (a human-SL net), which the evaluator does not fill.
+/// Whether the net reads SGF metadata (a human-SL net).
 fn needs_metadata(net: &TestNet) -> bool {
     net.desc.trunk.sgf_metadata_encoder.is_some()
 }
@@ -180,7 +189,7 @@ fn needs_metadata(net: &TestNet) -> bool {
 fn every_family_agrees_with_katago_through_tract() {
     let Some(positions) = positions() else { return };
     let mut failed = Vec::new();
-    for net in nets().iter().filter(|n| !needs_metadata(n)) {
+    for net in nets().iter() {
         let (agreed, total) = run_net(net, &positions, " (tract)", &tract);
         if agreed != total {
             failed.push(format!("{}: {agreed}/{total}", net.name));
@@ -196,7 +205,7 @@ fn every_family_agrees_with_katago_through_the_native_backend() {
         Arc::new(native(d, m).expect("native backend"))
     };
     let mut failed = Vec::new();
-    for net in nets().iter().filter(|n| !needs_metadata(n)) {
+    for net in nets().iter() {
         let (agreed, total) = run_net(net, &positions, " (native)", &make);
         if agreed != total {
             failed.push(format!("{}: {agreed}/{total}", net.name));
@@ -219,7 +228,7 @@ fn int16_keeps_every_convolutional_family_within_its_gates() {
     }
     let Some(positions) = positions() else { return };
     let mut failed = Vec::new();
-    for net in nets().iter().filter(|n| !needs_metadata(n)) {
+    for net in nets().iter() {
         let mut pairs: BTreeMap<(usize, usize), (Evaluator, Evaluator)> = BTreeMap::new();
         let (mut worst_value, mut worst_gap, mut same_best) = (0.0f64, 0.0f64, 0);
         for rec in &net.outputs {
@@ -243,10 +252,8 @@ fn int16_keeps_every_convolutional_family_within_its_gates() {
                     };
                     (make(Gemm::F32), make(Gemm::Int16))
                 });
-            let a = ev32.evaluate(&game, &EvalOptions::default()).expect("fp32");
-            let b = ev16
-                .evaluate(&game, &EvalOptions::default())
-                .expect("int16");
+            let a = ev32.evaluate(&game, &options(rec)).expect("fp32");
+            let b = ev16.evaluate(&game, &options(rec)).expect("int16");
             let value = |o: &tengen_nn::postprocess::NnOutput| {
                 f64::from(o.white_win) - f64::from(o.white_loss)
             };
@@ -273,7 +280,7 @@ fn int16_keeps_every_convolutional_family_within_its_gates() {
 }
 
 #[test]
-fn a_human_sl_net_without_its_metadata_is_refused_with_a_clear_error() {
+fn a_human_sl_net_without_a_profile_is_refused_with_a_clear_error() {
     let Some(_) = positions() else { return };
     let game = tengen_rules::Game::new(
         tengen_rules::BoardSize::new(9, 9).expect("size"),
@@ -322,7 +329,7 @@ fn every_family_agrees_with_katago_through_ort() {
         Arc::new(OrtBackend::new(m, options).expect("ort backend"))
     };
     let mut failed = Vec::new();
-    for net in nets().iter().filter(|n| !needs_metadata(n)) {
+    for net in nets().iter() {
         let (agreed, total) = run_net(net, &positions, " (ort)", &make);
         if agreed != total {
             failed.push(format!("{}: {agreed}/{total}", net.name));

@@ -1,13 +1,16 @@
 //! Network inputs: KataGo's version-7 features ([`v7`]) with the ladder reading they need
-//! ([`ladder`]), Pgx's 17-plane observation ([`pgx`]), and the 8 board symmetries
-//! ([`symmetry`]) applied to inputs and undone on outputs.
+//! ([`ladder`]), the SGF-metadata input of human-SL nets ([`meta`]), Pgx's 17-plane
+//! observation ([`pgx`]), and the 8 board symmetries ([`symmetry`]) applied to inputs and
+//! undone on outputs.
 
 pub mod ladder;
+pub mod meta;
 pub mod pgx;
 pub mod symmetry;
 pub mod v7;
 
 pub use ladder::LadderSearch;
+pub use meta::{HumanProfile, ProfileError, NUM_META};
 pub use pgx::{pgx_observation, Layout, PGX_PLANES};
 pub use symmetry::{Symmetry, SymmetryError};
 pub use v7::{fill_row_v7, InputParams, V7Encoder, NUM_GLOBAL, NUM_SPATIAL};

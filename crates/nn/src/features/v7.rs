@@ -6,6 +6,7 @@
 //! top-left corner, plane [`spatial::ON_BOARD`] marks its points and everything off the
 //! board is 0, as KataGo does for nets evaluated at a fixed size.
 
+use super::meta::HumanProfile;
 use tengen_rules::{AreaMap, AreaOptions, Board, Game, Move, Phase, Player, ScoringRule, TaxRule};
 
 use super::ladder::LadderSearch;
@@ -112,6 +113,8 @@ pub struct InputParams {
     /// Compute pass-alive area as if multi-stone suicide were legal (`Some(true)`) or as the
     /// rules say (`Some(false)`), instead of following the game's option.
     pub pass_alive_suicide_override: Option<bool>,
+    /// The game a human-SL net imitates (its `InputMeta`); other nets ignore it.
+    pub human_profile: Option<HumanProfile>,
 }
 
 impl Default for InputParams {
@@ -124,6 +127,7 @@ impl Default for InputParams {
             playout_doubling_advantage: 0.0,
             max_history: 1000,
             pass_alive_suicide_override: None,
+            human_profile: None,
         }
     }
 }
