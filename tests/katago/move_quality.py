@@ -26,6 +26,8 @@ import shlex
 import subprocess
 import sys
 
+from gtp_client import Gtp
+
 LETTERS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"
 
 
@@ -61,30 +63,11 @@ def games(sgf_dir, limit=None):
         yield name, size, komi, moves, end
 
 
-class Gtp:
-    """A GTP engine over pipes."""
+class Engine(Gtp):
+    """An engine of the comparison."""
 
     def __init__(self, cmd):
-        self.proc = subprocess.Popen(
-            shlex.split(cmd), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL, text=True)
-
-    def ask(self, command):
-        self.proc.stdin.write(command + "\n")
-        self.proc.stdin.flush()
-        lines = []
-        while True:
-            line = self.proc.stdout.readline()
-            if not line:
-                raise RuntimeError(f"engine ended on {command!r}")
-            if line.strip() == "" and lines:
-                break
-            if line.strip():
-                lines.append(line.strip())
-        reply = " ".join(lines)
-        if reply.startswith("?"):
-            raise RuntimeError(f"{command!r}: {reply}")
-        return reply[1:].strip()
+        super().__init__(shlex.split(cmd))
 
     def new_game(self, size, komi):
         self.ask(f"boardsize {size}")
@@ -237,7 +220,7 @@ def main():
     ap.add_argument("--games", type=int, default=1000, help="games at most (--reuse)")
     args = ap.parse_args()
 
-    a, b = Gtp(args.a), Gtp(args.b)
+    a, b = Engine(args.a), Engine(args.b)
     # Lazily: each position (or game, with --reuse) is judged as soon as it is chosen.
     positions = followed(a, b, args) if args.reuse else fresh(a, b, args)
     judge = Judge(args.judge, args.judge_visits, args.cache)

@@ -16,45 +16,17 @@ within the tie on >= 99% of positions, every value change <= 0.02.
 
 import argparse
 import random
-import subprocess
 import sys
 
+from gtp_client import Gtp
+
 COLS = "ABCDEFGHJKLMNOPQRST"
-
-
-class Engine:
-    def __init__(self, args):
-        self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, text=True)
-
-    def send(self, command):
-        self.proc.stdin.write(command + "\n")
-        self.proc.stdin.flush()
-        lines = []
-        while True:
-            line = self.proc.stdout.readline()
-            if line == "":
-                raise RuntimeError(f"engine exited on {command!r}")
-            line = line.rstrip("\n")
-            if line == "" and lines:
-                break
-            if line or lines:
-                lines.append(line)
-        if not lines[0].startswith("="):
-            raise RuntimeError(f"{command!r}: {' '.join(lines)}")
-        lines[0] = lines[0][1:].strip()
-        return [l for l in lines if l]
-
-    def close(self):
-        self.proc.stdin.write("quit\n")
-        self.proc.stdin.flush()
-        self.proc.wait(timeout=60)
 
 
 def raw_nn(engine):
     """Value (White's win minus loss), lead and the policy over points then pass."""
     out, policy, mode = {}, [], None
-    for line in engine.send("kata-raw-nn 0"):
+    for line in engine.lines("kata-raw-nn 0"):
         words = line.split()
         if words[0] in ("policy", "whiteOwnership"):
             mode = words[0]
@@ -83,10 +55,10 @@ def main():
     args = ap.parse_args()
 
     rng = random.Random(args.seed)
-    player = Engine([args.tengen, "gtp", "--visits", str(args.play_visits)])
+    player = Gtp([args.tengen, "gtp", "--visits", str(args.play_visits)])
     common = [args.tengen, "gtp", "--backend", "native", "--model", args.model]
-    fp32 = Engine(common + ["--precision", "fp32"])
-    int16 = Engine(common + ["--precision", "int16"])
+    fp32 = Gtp(common + ["--precision", "fp32"])
+    int16 = Gtp(common + ["--precision", "int16"])
     engines = (player, fp32, int16)
 
     n = same = near = 0
@@ -94,7 +66,7 @@ def main():
     for game in range(args.games):
         for e in engines:
             for c in ("boardsize 19", "clear_board", "komi 7"):
-                e.send(c)
+                e.lines(c)
         taken, passes, colour = set(), 0, "B"
         for move_no in range(args.max_moves):
             if move_no < 4:
@@ -105,11 +77,11 @@ def main():
                 taken.add((x, y))
                 move = f"{COLS[x]}{y + 1}"
             else:
-                move = player.send(f"genmove {colour}")[0]
+                move = player.ask(f"genmove {colour}")
             if move.lower() == "resign":
                 break
             for e in (fp32, int16) if move_no >= 4 else engines:
-                e.send(f"play {colour} {move}")
+                e.lines(f"play {colour} {move}")
             passes = passes + 1 if move.lower() == "pass" else 0
             colour = "W" if colour == "B" else "B"
             if passes >= 2:

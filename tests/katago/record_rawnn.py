@@ -17,9 +17,10 @@ move's policy). The positions themselves stay in the shared file, joined by `id`
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
+
+from gtp_client import Gtp
 
 # On top of KataGo's stock gtp_example.cfg, as the shared golden files were recorded.
 OVERRIDES = "numSearchThreads=1,logToStderr=false"
@@ -58,40 +59,6 @@ def parse_raw(lines):
     return out
 
 
-class Gtp:
-    def __init__(self, katago, model, config, overrides):
-        self.logs = tempfile.TemporaryDirectory()
-        model, config = os.path.abspath(model), os.path.abspath(config)
-        self.proc = subprocess.Popen(
-            [katago, "gtp", "-model", model, "-config", config, "-override-config", overrides],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-            cwd=self.logs.name,  # the stock config logs to gtp_logs/ under the working folder
-        )
-
-    def send(self, command):
-        self.proc.stdin.write(command + "\n")
-        self.proc.stdin.flush()
-        lines = []
-        while True:
-            line = self.proc.stdout.readline()
-            if line == "":
-                raise RuntimeError(f"katago exited on {command!r}")
-            line = line.rstrip("\n")
-            if line == "" and lines:
-                break
-            if line != "" or lines:
-                lines.append(line)
-        if not lines[0].startswith("="):
-            raise RuntimeError(f"{command!r}: {' '.join(lines)}")
-        lines[0] = lines[0][1:].strip()
-        return [l for l in lines if l != ""]
-
-    def close(self):
-        self.proc.stdin.write("quit\n")
-        self.proc.stdin.flush()
-        self.proc.wait(timeout=60)
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--katago", required=True)
@@ -109,15 +76,17 @@ def main():
     overrides = OVERRIDES
     if args.human_profile:
         overrides += f",humanSLProfile={args.human_profile}"
-    gtp = Gtp(args.katago, args.model, args.config, overrides)
+    logs = tempfile.TemporaryDirectory()  # the stock config logs to gtp_logs/ here
+    gtp = Gtp([args.katago, "gtp", "-model", os.path.abspath(args.model), "-config",
+               os.path.abspath(args.config), "-override-config", overrides], cwd=logs.name)
     name = os.path.basename(args.model)
     count = 0
     with open(args.positions) as src, open(args.out, "w") as dst:
         for line in src:
             record = json.loads(line)
             for command in record["gtpCommands"][:-1]:
-                gtp.send(command)
-            output = parse_raw(gtp.send("kata-raw-nn 0 0"))
+                gtp.lines(command)
+            output = parse_raw(gtp.lines("kata-raw-nn 0 0"))
             row = {"id": record["id"], "model": name}
             if args.human_profile:
                 row["humanSLProfile"] = args.human_profile

@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 use anyhow::{ensure, Context, Result};
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
+use tengen_nn::backend::native::{peak_multiply_adds, Gemm};
 use tengen_nn::backend::{Backend, BatchInput, BatchOutput};
+use tengen_nn::features::{HumanProfile, NUM_META};
 use tengen_rules::playout::PlayoutPolicy;
 use tengen_rules::{Board, BoardSize, Player};
 
@@ -89,6 +91,9 @@ struct NnCase {
     label: String,
     backend: Arc<dyn Backend>,
     batch: usize,
+    threads: usize,
+    /// Direct multiply-adds of one evaluation, for a KataGo model file.
+    multiply_adds: Option<u64>,
     /// Index into the per-board inputs.
     board: usize,
     rates: Vec<f64>,
@@ -116,7 +121,18 @@ fn nn(a: NnArgs) -> Result<()> {
         let size = BoardSize::square(n).with_context(|| format!("--board {n}"))?;
         let source = network::ModelSource::File(a.model.clone());
         let model = network::load_for_board(&source, size)?;
-        inputs.push(bench_inputs(size, &model, max_batch)?);
+        let multiply_adds = source.desc().ok().map(|d| d.multiply_adds(size.area()));
+        let (spatial, global, mask) = bench_inputs(size, &model, max_batch)?;
+        // A human-SL net reads its metadata: a 5k player's, as KataGo's rank_5k profile.
+        let meta_channels = model.metadata.num_input_meta_channels as usize;
+        let mut meta = vec![0f32; max_batch * meta_channels.max(NUM_META)];
+        if meta_channels > 0 {
+            let profile: HumanProfile = "rank_5k".parse()?;
+            for row in meta.chunks_exact_mut(meta_channels) {
+                profile.fill(Player::Black, size.area(), row);
+            }
+        }
+        inputs.push((spatial, global, mask, meta));
         for kind in &a.backend {
             let graph = BackendGraph::new(*kind, &source, &model, &a.ort)?;
             for &threads in &a.threads {
@@ -132,6 +148,8 @@ fn nn(a: NnArgs) -> Result<()> {
                         ),
                         backend: backend.clone(),
                         batch,
+                        threads,
+                        multiply_adds,
                         board: inputs.len() - 1,
                         rates: Vec::new(),
                     });
@@ -148,13 +166,13 @@ fn nn(a: NnArgs) -> Result<()> {
     for round in 0..a.rounds {
         for case in &mut cases {
             bar.set_message(format!("round {} {}", round + 1, case.label.trim()));
-            let (spatial, global, mask) = &inputs[case.board];
+            let (spatial, global, mask, meta) = &inputs[case.board];
             let shape = *case.backend.shape();
             let input = BatchInput {
                 rows: case.batch,
                 spatial: &spatial[..case.batch * shape.spatial_len()],
                 global: &global[..case.batch * shape.global_channels],
-                meta: None,
+                meta: (shape.meta_channels > 0).then(|| &meta[..case.batch * shape.meta_channels]),
                 mask: &mask[..case.batch * shape.mask_len()],
             };
             if round == 0 {
@@ -177,13 +195,35 @@ fn nn(a: NnArgs) -> Result<()> {
         a.model.display(),
         a.rounds
     );
+    // The core's peak rates, for each path's share of them (direct multiply-adds: Winograd
+    // and the like do fewer, so a share can pass 100%).
+    let peak_f32 = peak_multiply_adds(Gemm::F32);
+    let peak_int16 = peak_multiply_adds(Gemm::Int16);
     println!(
-        "{:<7} {:<6} {:>7} {:>5} {:>10}",
-        "board", "backend", "threads", "batch", "evals/s"
+        "{:<7} {:<6} {:>7} {:>5} {:>10} {:>8}",
+        "board", "backend", "threads", "batch", "evals/s", "of peak"
     );
     for case in &mut cases {
         case.rates.sort_by(f64::total_cmp);
-        println!("{} {:>10.1}", case.label, case.rates[case.rates.len() / 2]);
+        let rate = case.rates[case.rates.len() / 2];
+        let int16 = case.backend.name().contains("int16");
+        let peak = if int16 { peak_int16 } else { peak_f32 };
+        let share = match (case.multiply_adds, peak) {
+            (Some(macs), Some(peak)) => format!(
+                "{:>7.0}%",
+                100.0 * rate * macs as f64 / (peak * case.threads as f64)
+            ),
+            _ => format!("{:>8}", "-"),
+        };
+        println!("{} {:>10.1} {share}", case.label, rate);
+    }
+    if let (Some(f), Some(i)) = (peak_f32, peak_int16) {
+        println!(
+            "peak of one core: {:.1} G f32 multiply-adds/s, {:.1} G int16 (direct multiply-adds of \
+             the net at the rate measured, against the peak of the path's arithmetic)",
+            f / 1e9,
+            i / 1e9
+        );
     }
     // Which device each backend settled on (ONNX Runtime may have fallen back to the CPU).
     let mut names: Vec<&str> = cases.iter().map(|c| c.backend.name()).collect();

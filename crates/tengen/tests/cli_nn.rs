@@ -131,6 +131,12 @@ fn bench_nn_prints_one_row_per_configuration() {
         assert_eq!(cols[..4], ["9x9", "tract", "1", batch], "{row}");
         let rate: f64 = cols[4].parse().unwrap();
         assert!(rate > 0.0, "{row}");
+        // The share of the core's peak, where the CPU's peak could be measured.
+        if let Some(share) = cols[5].strip_suffix('%') {
+            assert!(share.parse::<f64>().unwrap() > 0.0, "{row}");
+        } else {
+            assert_eq!(cols[5], "-", "{row}");
+        }
     }
     assert!(stdout.contains("core(s)"), "{stdout}");
     assert!(stdout.contains("backends: tract"), "{stdout}");
@@ -312,4 +318,32 @@ fn bench_nn_runs_int16_on_the_native_backend_where_the_cpu_has_it() {
     );
 
     assert_clean_failure(&run("native", "int4"), "unknown precision");
+}
+
+#[test]
+fn bench_nn_feeds_a_human_sl_net_its_metadata_on_every_backend() {
+    let net = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../nn/tests/nets/t-b2c48nbt-meta.bin.gz"
+    );
+    let out = tengen(&[
+        "bench",
+        "nn",
+        "--model",
+        net,
+        "--board",
+        "9",
+        "--batch",
+        "1,2",
+        "--backend",
+        "tract,native",
+        "--seconds",
+        "0.2",
+        "--rounds",
+        "1",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let rows = stdout.lines().filter(|l| l.starts_with("9x9")).count();
+    assert_eq!(rows, 4, "{stdout}");
 }

@@ -7,6 +7,7 @@
 //! must be finite, and decompression stops at [`ReadLimits::max_model_bytes`].
 
 mod blocks;
+mod cost;
 mod desc;
 mod error;
 mod layers;

@@ -11,10 +11,12 @@ mod activation;
 mod int16;
 mod layers;
 mod net;
+mod peak;
 mod pointwise;
 mod transformer;
 pub mod winograd;
 
+pub use peak::peak_multiply_adds;
 pub use winograd::Gemm;
 
 use std::sync::{Mutex, PoisonError};
