@@ -6,6 +6,7 @@ use std::fmt;
 
 use serde_json::Value as Json;
 use tengen_rules::Player;
+use tengen_search::evaluator::{HumanProfile, ProfileError};
 use tengen_search::SearchParams;
 
 /// One parameter: its KataGo name, the values it takes and where it lives.
@@ -45,6 +46,10 @@ enum Field {
     /// A player, `BLACK` or `WHITE` (or `B`, `W`, in any case); unset by default.
     Player {
         at: fn(&mut SearchParams) -> &mut Option<Player>,
+    },
+    /// A human-SL profile by KataGo's name (`rank_5k`, ...); empty for none.
+    Profile {
+        at: fn(&mut SearchParams) -> &mut Option<HumanProfile>,
     },
 }
 
@@ -230,6 +235,12 @@ pub static TABLE: &[Param] = &[
         },
     },
     Param {
+        name: "humanSLProfile",
+        field: Field::Profile {
+            at: |p| &mut p.human_profile,
+        },
+    },
+    Param {
         name: "antiMirror",
         field: Field::Flag {
             at: |p| &mut p.anti_mirror,
@@ -389,6 +400,9 @@ pub enum ParamError {
         /// What was given.
         value: String,
     },
+    /// Not a human-SL profile.
+    #[error("{name}: {0}", name = "humanSLProfile")]
+    NotProfile(#[from] ProfileError),
 }
 
 /// The parameter named `name`.
@@ -408,6 +422,8 @@ pub enum Value {
     Flag(bool),
     /// A player.
     Player(Player),
+    /// A human-SL profile, or none.
+    Profile(Option<HumanProfile>),
 }
 
 /// A parameter with a value it accepts: what `kata-set-param` sets.
@@ -425,13 +441,18 @@ impl Param {
             Field::Real { lo, hi, .. }
             | Field::Real32 { lo, hi, .. }
             | Field::Count { lo, hi, .. } => Some((lo, hi)),
-            Field::Flag { .. } | Field::Player { .. } => None,
+            Field::Flag { .. } | Field::Player { .. } | Field::Profile { .. } => None,
         }
     }
 
     /// Whether the parameter takes a player rather than a number or a flag.
     pub fn takes_player(&self) -> bool {
         matches!(self.field, Field::Player { .. })
+    }
+
+    /// Whether the parameter takes a human-SL profile.
+    pub fn takes_profile(&self) -> bool {
+        matches!(self.field, Field::Profile { .. })
     }
 
     /// Whether this is `maxVisits`, which lives beside the search parameters.
@@ -450,6 +471,8 @@ impl Param {
             Field::Flag { at } => at(&mut p).to_string(),
             // KataGo's short form, `E` when unset.
             Field::Player { at } => at(&mut p).map_or('E', Player::letter).to_string(),
+            // KataGo's answer when none is set: nothing.
+            Field::Profile { at } => at(&mut p).map_or(String::new(), |h| h.to_string()),
         }
     }
 
@@ -457,6 +480,9 @@ impl Param {
     pub fn parse(&'static self, text: &str) -> Result<Setting, ParamError> {
         if self.takes_player() {
             return self.player(text);
+        }
+        if self.takes_profile() {
+            return self.profile(text);
         }
         let value = match self.range() {
             Some((lo, hi)) => match text.parse::<f64>() {
@@ -487,6 +513,12 @@ impl Param {
     /// Reads a value as JSON gives it (`overrideSettings`): a number, or for a numeric
     /// parameter also a boolean as 0 or 1.
     pub fn from_json(&'static self, v: &Json) -> Result<Setting, ParamError> {
+        if self.takes_profile() {
+            return match v.as_str() {
+                Some(text) => self.profile(text),
+                None => Err(ProfileError(v.to_string()).into()),
+            };
+        }
         if self.takes_player() {
             return match v.as_str() {
                 Some(text) => self.player(text),
@@ -519,6 +551,18 @@ impl Param {
             },
         };
         Ok(Setting { param: self, value })
+    }
+
+    /// Reads a human-SL profile by KataGo's name; `""`, `_` or `""` in quotes unset it.
+    fn profile(&'static self, text: &str) -> Result<Setting, ParamError> {
+        let profile = match text {
+            "" | "_" | "\"\"" => None,
+            name => Some(name.parse::<HumanProfile>()?),
+        };
+        Ok(Setting {
+            param: self,
+            value: Value::Profile(profile),
+        })
     }
 
     /// Reads a player as KataGo does: `BLACK`, `WHITE`, `B` or `W`, in any case.
@@ -557,6 +601,12 @@ impl Setting {
                 }
                 return;
             }
+            Value::Profile(h) => {
+                if let Field::Profile { at } = self.param.field {
+                    *at(search) = h;
+                }
+                return;
+            }
         };
         match self.param.field {
             Field::MaxVisits => *visits = (x >= 1.0).then_some(x as u64),
@@ -564,8 +614,8 @@ impl Setting {
             Field::Real32 { at, .. } => *at(search) = x as f32,
             Field::Count { at, .. } => *at(search) = x as usize,
             Field::Flag { at } => *at(search) = x != 0.0,
-            // A player value returned above; a number never reaches a player field.
-            Field::Player { .. } => {}
+            // Player and profile values returned above; a number never reaches them.
+            Field::Player { .. } | Field::Profile { .. } => {}
         }
     }
 }
@@ -589,6 +639,8 @@ impl fmt::Display for Setting {
             Value::Number(x) => write!(f, "{} {x}", self.param.name),
             Value::Flag(b) => write!(f, "{} {b}", self.param.name),
             Value::Player(p) => write!(f, "{} {}", self.param.name, p.letter()),
+            Value::Profile(Some(h)) => write!(f, "{} {h}", self.param.name),
+            Value::Profile(None) => write!(f, "{} \"\"", self.param.name),
         }
     }
 }
@@ -626,6 +678,10 @@ mod tests {
                     assert_eq!(before, "E", "{} is unset by default", p.name);
                     "W".to_string()
                 }
+                None if p.takes_profile() => {
+                    assert_eq!(before, "", "{} is unset by default", p.name);
+                    "preaz_3d_9k".to_string()
+                }
                 None => (!before.parse::<bool>().unwrap()).to_string(),
             };
             let s = p.parse(&text).unwrap();
@@ -646,6 +702,7 @@ mod tests {
                     "NaN".into(),
                     "x".into(),
                 ],
+                None if p.takes_profile() => vec!["1".into(), "rank_0k".into(), "E".into()],
                 None => vec!["1".into(), "yes".into(), "".into(), "E".into()],
             };
             for v in bad {

@@ -8,7 +8,7 @@ use tengen_nn::eval::{EvalOptions, SymmetryChoice};
 // Re-exported: the types of an `EvalRequest` and its answer, so that users of this crate
 // need not depend on the network crate to call an evaluator.
 pub use tengen_nn::eval::EvalError;
-pub use tengen_nn::features::{InputParams, Symmetry};
+pub use tengen_nn::features::{HumanProfile, InputParams, ProfileError, Symmetry};
 pub use tengen_nn::postprocess::{NnOutput, PolicyOptions};
 use tengen_rules::{Game, Player};
 

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use tengen_nn::features::HumanProfile;
 use tengen_rules::Player;
 
 /// How the search weighs outcomes, explores and reports; see KataGo's `searchparams.h`.
@@ -79,6 +80,9 @@ pub struct SearchParams {
     /// The player the advantage is for; `None`: the player to move at the root (the
     /// player the search is for, as KataGo defaults it).
     pub playout_doubling_advantage_pla: Option<Player>,
+    /// The game a human-SL network imitates (KataGo's `humanSLProfile`); other networks
+    /// ignore it, a human-SL network refuses to evaluate without it.
+    pub human_profile: Option<HumanProfile>,
     /// Detect an opponent mirroring our moves and steer the search to break the mirror
     /// (KataGo's `antiMirror`; see [`crate::mirror`]): in analysis.
     pub anti_mirror: bool,
@@ -182,6 +186,7 @@ impl Default for SearchParams {
             analysis_wide_root_noise: 0.0,
             playout_doubling_advantage: 0.0,
             playout_doubling_advantage_pla: None,
+            human_profile: None,
             anti_mirror: false,
             genmove_anti_mirror: true,
             use_lcb_for_selection: true,

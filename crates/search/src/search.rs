@@ -702,6 +702,7 @@ fn request(params: &SearchParams, root: bool, symmetry: Symmetry, pda: f64) -> E
             draw_equivalent_wins_for_white: params.draw_equivalent_wins_for_white,
             enable_passing_hacks: params.enable_passing_hacks,
             playout_doubling_advantage: pda,
+            human_profile: params.human_profile,
             ..InputParams::default()
         },
         ownership: params.ownership || root,

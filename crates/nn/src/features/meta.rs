@@ -3,6 +3,7 @@
 //! `SGFMetadata::fillMetadataRow` encodes them, for the profiles KataGo's `humanSLProfile`
 //! names (`rank_5k`, `rank_3d_1k`, `preaz_2d`, `proyear_1990`, ...).
 
+use std::fmt;
 use std::str::FromStr;
 
 use tengen_rules::Player;
@@ -18,9 +19,21 @@ enum Source {
     Go4go = 6,
 }
 
+/// Which kind of game a profile names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Kind {
+    /// `rank_`: KGS in 2020.
+    Rank,
+    /// `preaz_`: KGS in 2016, before AlphaZero.
+    PreAz,
+    /// `proyear_`: professionals of that year.
+    ProYear(i32),
+}
+
 /// The game a human-SL net is asked to imitate: one of KataGo's `humanSLProfile`s.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct HumanProfile {
+    kind: Kind,
     /// KataGo's inverse ranks: 9d = 1, 1d = 9, 1k = 10, 20k = 29.
     inverse_black: u8,
     inverse_white: u8,
@@ -76,6 +89,7 @@ impl FromStr for HumanProfile {
                 _ => return Err(bad()),
             };
             return Ok(HumanProfile {
+                kind: Kind::ProYear(year),
                 inverse_black: 1,
                 inverse_white: 1,
                 kgs: false,
@@ -83,10 +97,10 @@ impl FromStr for HumanProfile {
                 source,
             });
         }
-        let (ranks, date) = if let Some(r) = s.strip_prefix("rank_") {
-            (r, (2020, 3, 1))
+        let (ranks, kind, date) = if let Some(r) = s.strip_prefix("rank_") {
+            (r, Kind::Rank, (2020, 3, 1))
         } else if let Some(r) = s.strip_prefix("preaz_") {
-            (r, (2016, 9, 1))
+            (r, Kind::PreAz, (2016, 9, 1))
         } else {
             return Err(bad());
         };
@@ -101,12 +115,39 @@ impl FromStr for HumanProfile {
             }
         };
         Ok(HumanProfile {
+            kind,
             inverse_black: black,
             inverse_white: white,
             kgs: true,
             days: days_since_epoch(date.0, date.1, date.2),
             source: Source::Kgs,
         })
+    }
+}
+
+/// A rank's name from KataGo's inverse rank.
+fn rank_name(inverse: u8) -> String {
+    if inverse <= 9 {
+        format!("{}d", 10 - inverse)
+    } else {
+        format!("{}k", inverse - 9)
+    }
+}
+
+impl fmt::Display for HumanProfile {
+    /// The profile's name as KataGo spells it (`rank_5k`, `preaz_3d_9k`, `proyear_1990`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let prefix = match self.kind {
+            Kind::ProYear(year) => return write!(f, "proyear_{year}"),
+            Kind::Rank => "rank",
+            Kind::PreAz => "preaz",
+        };
+        let black = rank_name(self.inverse_black);
+        if self.inverse_black == self.inverse_white {
+            write!(f, "{prefix}_{black}")
+        } else {
+            write!(f, "{prefix}_{black}_{}", rank_name(self.inverse_white))
+        }
     }
 }
 
@@ -178,6 +219,23 @@ mod tests {
         assert_eq!(
             "proyear_2022".parse::<HumanProfile>().expect("2022").source,
             Source::Go4go
+        );
+        for name in [
+            "rank_5k",
+            "rank_9d",
+            "rank_20k",
+            "preaz_3d_9k",
+            "proyear_1850",
+        ] {
+            let p: HumanProfile = name.parse().expect("a profile");
+            assert_eq!(p.to_string(), name);
+        }
+        assert_eq!(
+            "rank_2k_2k"
+                .parse::<HumanProfile>()
+                .expect("same ranks")
+                .to_string(),
+            "rank_2k"
         );
         for bad in [
             "",

@@ -349,6 +349,7 @@ fn run_task(shared: &Shared, task: &Task, stop: &AtomicBool) -> Value {
             policy: PolicyOptions::default(),
             inputs: InputParams {
                 playout_doubling_advantage: pda,
+                human_profile: p.human_profile,
                 ..InputParams::default()
             },
             ownership: false,

@@ -1050,6 +1050,14 @@ impl Engine {
         Ok(())
     }
 
+    /// The inputs of a raw evaluation: KataGo's defaults, with the human-SL profile set.
+    fn raw_inputs(&self) -> InputParams {
+        InputParams {
+            human_profile: self.config.params.human_profile,
+            ..InputParams::default()
+        }
+    }
+
     /// `kata-raw-nn [color] symmetry|all [optimism]`: the evaluator's raw outputs in
     /// KataGo's layout, one block per symmetry.
     fn raw_nn(
@@ -1077,7 +1085,7 @@ impl Engine {
                     optimism,
                     passing_hacks: false,
                 },
-                inputs: InputParams::default(),
+                inputs: self.raw_inputs(),
                 ownership: true,
             };
             let o = self
@@ -1135,7 +1143,7 @@ impl Engine {
         let req = EvalRequest {
             symmetry: Symmetry::default(),
             policy: PolicyOptions::default(),
-            inputs: InputParams::default(),
+            inputs: self.raw_inputs(),
             ownership: true,
         };
         let o = self
