@@ -313,11 +313,10 @@ fn a_human_sl_net_without_a_profile_is_refused_with_a_clear_error() {
 #[test]
 fn every_family_agrees_with_katago_through_ort() {
     use tengen_nn::backend::ort::{OrtBackend, OrtOptions, ORT_DYLIB_PATH};
+    // As the other ONNX Runtime golden tests: tests/run.sh sets it where a library could
+    // be fetched; under qemu (aarch64) ONNX Runtime does not run.
     if std::env::var_os(ORT_DYLIB_PATH).is_none_or(|p| p.is_empty()) {
-        tengen_test_support::skip(
-            "golden test nets (ort)",
-            &format!("{ORT_DYLIB_PATH} is not set"),
-        );
+        println!("golden test nets (ort): skipped ({ORT_DYLIB_PATH} is not set)");
         return;
     }
     let Some(positions) = positions() else { return };
