@@ -956,3 +956,49 @@ fn a_rank_plays_on_every_board_size_and_backend() {
         }
     }
 }
+
+#[test]
+fn a_human_sl_net_plays_at_the_profile_set_and_asks_for_one_without_it() {
+    let net = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../nn/tests/nets/t-b2c48nbt-meta.bin.gz"
+    );
+    // KataGo's output for this net on an empty 9x9 board, Black to move, Japanese rules, at
+    // rank_5k (the committed golden file's record of that position).
+    let golden = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../nn/tests/nets/t-b2c48nbt-meta.rawnn.jsonl"
+    ))
+    .expect("golden file");
+    let record: serde_json::Value = golden
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("JSON"))
+        .find(|r| r["id"] == "p048" && r["humanSLProfile"] == "rank_5k")
+        .expect("p048 at rank_5k");
+    let want = record["output"]["whiteWin"].as_f64().expect("whiteWin");
+    for backend in ["native", "tract"] {
+        let replies = session(
+            &["--model", net, "--backend", backend, "--visits", "8"],
+            b"boardsize 9\nclear_board\nkata-set-rules japanese\nkomi 6.5\nkata-raw-nn 0\n\
+             genmove b\nkata-set-param humanSLProfile rank_5k\nkata-raw-nn 0 0\ngenmove b\nquit\n",
+        );
+        let (no_profile, no_move) = (&replies[4], &replies[5]);
+        assert!(
+            no_profile.starts_with('?') && no_profile.contains("humanSLProfile"),
+            "{no_profile}"
+        );
+        assert!(no_move.starts_with('?'), "{no_move}");
+        let raw = &replies[7];
+        let got: f64 = raw
+            .lines()
+            .find_map(|l| l.strip_prefix("whiteWin "))
+            .unwrap_or_else(|| panic!("{backend}: {raw}"))
+            .parse()
+            .expect("a number");
+        assert!(
+            (got - want).abs() < 2e-6,
+            "{backend}: whiteWin {got}, KataGo {want}"
+        );
+        assert!(replies[8].starts_with("= "), "{backend}: {}", replies[8]);
+    }
+}
