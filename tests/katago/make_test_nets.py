@@ -27,6 +27,12 @@ import tempfile
 
 # name -> (KataGo base config, changes, seed). Channel counts are small so the files stay small
 # while every layer kind of the family is present.
+# The heads of the small nets.
+HEADS = {
+    "p1_num_channels": 16, "g1_num_channels": 16, "v1_num_channels": 16,
+    "sbv2_num_channels": 24, "num_scorebeliefs": 4, "v2_size": 32,
+}
+
 SMALL = {
     # Plain residual net with a global-pooling block (as g170's, in today's format).
     "t-b3c32-v15": ("b4c32", {"block_kind": [["rconv1", "regular"], ["rconv2", "regulargpool"], ["rconv3", "regular"]]}, 1),
@@ -34,24 +40,21 @@ SMALL = {
     "t-b3c48nbt-bng": ("b5c192nbt", {
         "trunk_num_channels": 48, "mid_num_channels": 24, "gpool_num_channels": 8,
         "block_kind": [["rconv1", "bottlenest2"], ["rconv2", "bottlenest2gpool"], ["rconv3", "bottlenest2"]],
-        "p1_num_channels": 16, "g1_num_channels": 16, "v1_num_channels": 16,
-        "sbv2_num_channels": 24, "num_scorebeliefs": 4, "v2_size": 32,
+        **HEADS,
         "norm_kind": "bnorm", "bnorm_use_gamma": True, "activation": "mish",
     }, 2),
     # Nested bottleneck, fixup normalisation, SiLU (as the published b18c384nbt / b28c512nbt).
     "t-b2c64nbt-fixup": ("b5c192nbt", {
         "trunk_num_channels": 64, "mid_num_channels": 32, "gpool_num_channels": 16,
         "block_kind": [["rconv1", "bottlenest2gpool"], ["rconv2", "bottlenest2"]],
-        "p1_num_channels": 16, "g1_num_channels": 16, "v1_num_channels": 16,
-        "sbv2_num_channels": 24, "num_scorebeliefs": 4, "v2_size": 32,
+        **HEADS,
         "activation": "silu",
     }, 3),
     # Human-SL: a nested-bottleneck net with the SGF-metadata encoder (as b18c384nbt-humanv0).
     "t-b2c48nbt-meta": ("b5c192nbt", {
         "trunk_num_channels": 48, "mid_num_channels": 24, "gpool_num_channels": 8,
         "block_kind": [["rconv1", "bottlenest2gpool"], ["rconv2", "bottlenest2"]],
-        "p1_num_channels": 16, "g1_num_channels": 16, "v1_num_channels": 16,
-        "sbv2_num_channels": 24, "num_scorebeliefs": 4, "v2_size": 32,
+        **HEADS,
         "metadata_encoder": {"meta_encoder_version": 1, "internal_num_channels": 48}, "activation": "silu",
     }, 4),
     # Transformer inside nested bottlenecks, learnable RoPE, SwiGLU, RMS-norm tip (as
@@ -60,8 +63,7 @@ SMALL = {
         "trunk_num_channels": 64, "mid_num_channels": 32, "gpool_num_channels": 16,
         "transformer_ffn_channels": 48, "transformer_heads": 4, "transformer_kv_heads": 4,
         "block_kind": [["block1", "bottlenest2transformerropesg"], ["block2", "bottlenest2transformerropesg"]],
-        "p1_num_channels": 16, "g1_num_channels": 16, "v1_num_channels": 16,
-        "sbv2_num_channels": 24, "num_scorebeliefs": 4, "v2_size": 32,
+        **HEADS,
         "trunk_final_rmsnorm": True, "trunk_rmsnorm_spatial": True, "activation": "silu",
     }, 5),
 }

@@ -15,9 +15,7 @@ use tengen_rules::Game;
 
 use crate::backend::{Backend, BatchInput, BatchOutput, IoShape};
 use crate::contract::meta::ModelMetadata;
-use crate::features::{
-    FeatureError, InputParams, Symmetry, V7Encoder, NUM_GLOBAL, NUM_META, NUM_SPATIAL,
-};
+use crate::features::{FeatureError, InputParams, Symmetry, V7Encoder, NUM_GLOBAL, NUM_SPATIAL};
 use crate::postprocess::{
     postprocess, NnOutput, PolicyOptions, PositionInfo, PostprocessError, RawOutput,
 };
@@ -263,11 +261,10 @@ impl Evaluator {
 
         let meta = if sh.shape.meta_channels > 0 {
             let profile = opts.inputs.human_profile.ok_or(EvalError::NeedsProfile)?;
-            let mut row = vec![0f32; sh.shape.meta_channels.max(NUM_META)];
-            let size = game.board().size();
-            profile.fill(game.to_move(), size.width() * size.height(), &mut row);
-            row.truncate(sh.shape.meta_channels);
-            row
+            // The contract holds a metadata net to KataGo's one width (NUM_META).
+            profile
+                .row(game.to_move(), game.board().size().area())
+                .to_vec()
         } else {
             Vec::new()
         };

@@ -401,8 +401,13 @@ pub enum ParamError {
         value: String,
     },
     /// Not a human-SL profile.
-    #[error("{name}: {0}", name = "humanSLProfile")]
-    NotProfile(#[from] ProfileError),
+    #[error("{name}: {source}")]
+    NotProfile {
+        /// The parameter.
+        name: &'static str,
+        /// Why the name is not a profile.
+        source: ProfileError,
+    },
 }
 
 /// The parameter named `name`.
@@ -516,7 +521,10 @@ impl Param {
         if self.takes_profile() {
             return match v.as_str() {
                 Some(text) => self.profile(text),
-                None => Err(ProfileError(v.to_string()).into()),
+                None => Err(ParamError::NotProfile {
+                    name: self.name,
+                    source: ProfileError(v.to_string()),
+                }),
             };
         }
         if self.takes_player() {
@@ -557,7 +565,15 @@ impl Param {
     fn profile(&'static self, text: &str) -> Result<Setting, ParamError> {
         let profile = match text {
             "" | "_" | "\"\"" => None,
-            name => Some(name.parse::<HumanProfile>()?),
+            name => {
+                Some(
+                    name.parse::<HumanProfile>()
+                        .map_err(|source| ParamError::NotProfile {
+                            name: self.name,
+                            source,
+                        })?,
+                )
+            }
         };
         Ok(Setting {
             param: self,

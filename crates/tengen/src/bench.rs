@@ -9,7 +9,7 @@ use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use tengen_nn::backend::native::{peak_multiply_adds, Gemm};
 use tengen_nn::backend::{Backend, BatchInput, BatchOutput};
-use tengen_nn::features::{HumanProfile, NUM_META};
+use tengen_nn::features::HumanProfile;
 use tengen_rules::playout::PlayoutPolicy;
 use tengen_rules::{Board, BoardSize, Player};
 
@@ -124,14 +124,14 @@ fn nn(a: NnArgs) -> Result<()> {
         let multiply_adds = source.desc().ok().map(|d| d.multiply_adds(size.area()));
         let (spatial, global, mask) = bench_inputs(size, &model, max_batch)?;
         // A human-SL net reads its metadata: a 5k player's, as KataGo's rank_5k profile.
-        let meta_channels = model.metadata.num_input_meta_channels as usize;
-        let mut meta = vec![0f32; max_batch * meta_channels.max(NUM_META)];
-        if meta_channels > 0 {
-            let profile: HumanProfile = "rank_5k".parse()?;
-            for row in meta.chunks_exact_mut(meta_channels) {
-                profile.fill(Player::Black, size.area(), row);
-            }
-        }
+        let meta = if model.metadata.has_meta_input() {
+            let row = "rank_5k"
+                .parse::<HumanProfile>()?
+                .row(Player::Black, size.area());
+            row.repeat(max_batch)
+        } else {
+            Vec::new()
+        };
         inputs.push((spatial, global, mask, meta));
         for kind in &a.backend {
             let graph = BackendGraph::new(*kind, &source, &model, &a.ort)?;

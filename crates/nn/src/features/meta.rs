@@ -157,11 +157,9 @@ const RANK_LEN: usize = 34;
 const DATE_LEN: usize = 32;
 
 impl HumanProfile {
-    /// Writes the metadata input for `next` to move on a board of `area` points into `row`
-    /// (at least [`NUM_META`] values; the rest is left alone).
-    pub fn fill(&self, next: Player, area: usize, row: &mut [f32]) {
-        let row = &mut row[..NUM_META];
-        row.fill(0.0);
+    /// The metadata input for `next` to move on a board of `area` points.
+    pub fn row(&self, next: Player, area: usize) -> [f32; NUM_META] {
+        let mut row = [0.0f32; NUM_META];
         // Both players are human and ranked.
         row[0] = 1.0;
         row[1] = 1.0;
@@ -198,6 +196,7 @@ impl HumanProfile {
             period *= factor;
         }
         row[151 + self.source as usize] = 1.0;
+        row
     }
 }
 
@@ -255,8 +254,7 @@ mod tests {
     #[test]
     fn the_row_encodes_each_players_rank_from_the_movers_side() {
         let p: HumanProfile = "rank_1d_3k".parse().expect("profile");
-        let mut row = [9.0f32; NUM_META];
-        p.fill(Player::White, 81, &mut row);
+        let row = p.row(Player::White, 81);
         // White (3k, inverse 12) moves; Black (1d, inverse 9) is the opponent.
         assert_eq!(row[6..40].iter().filter(|&&v| v == 1.0).count(), 12);
         assert_eq!(row[40..74].iter().filter(|&&v| v == 1.0).count(), 9);

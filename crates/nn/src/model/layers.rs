@@ -161,6 +161,26 @@ impl MatMulLayer {
     pub fn num_parameters(&self) -> u64 {
         self.weights.len() as u64
     }
+
+    /// The same layer as a 1x1 convolution (weights `[out][in]`), for dense layers over
+    /// every point of a map.
+    pub fn to_conv(&self) -> ConvLayer {
+        let (c, k) = (self.in_channels, self.out_channels);
+        ConvLayer {
+            name: self.name.clone(),
+            kernel_y: 1,
+            kernel_x: 1,
+            in_channels: c,
+            out_channels: k,
+            dilation_y: 1,
+            dilation_x: 1,
+            weights: (0..k)
+                .flat_map(|o| {
+                    (0..c).map(move |i| self.weights.get(i * k + o).copied().unwrap_or(0.0))
+                })
+                .collect(),
+        }
+    }
 }
 
 /// A per-channel bias (KataGo `MatBiasLayerDesc`).

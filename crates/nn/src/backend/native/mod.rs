@@ -1,8 +1,7 @@
 //! Tengen's own CPU backend for convolutional KataGo networks: the model file's layers run
 //! directly, without an ONNX graph, with 3x3 convolutions by Winograd's F(4x4, 3x3)
 //! ([`winograd`]), which needs about a quarter of a direct convolution's multiplications.
-//! Transformer blocks (attention, SwiGLU, RMS norms) run in f32, as do
-//! metadata encoders.
+//! Transformer blocks (attention, SwiGLU, RMS norms) and metadata encoders run here too.
 //!
 //! Rows of a batch run one after another on the calling thread; concurrent callers (search
 //! threads) each take a workspace from a pool, so evaluation allocates nothing once warm.

@@ -203,9 +203,9 @@ fn stack(blocks: &[Block], layout: Layout) -> Result<Vec<NetBlock>, Unsupported>
 }
 
 impl Net {
-    /// Lays out `model` for an `h` x `w` board buffer, its trunk's convolutions
-    /// multiplying by `gemm` (the heads', the input layer's and the transformer blocks'
-    /// projections in f32).
+    /// Lays out `model` for an `h` x `w` board buffer, its trunk's convolutions and
+    /// transformer projections multiplying by `gemm` (the heads' and the input layer's in
+    /// f32, as are attention's own products).
     pub fn new(model: &ModelDesc, gemm: Gemm, h: usize, w: usize) -> Result<Net, Unsupported> {
         let t = &model.trunk;
         let blocks = stack(&t.blocks, Layout { gemm, h, w })?;

@@ -5,7 +5,7 @@
 //! the norm's gain and attention's `1/sqrt(d)` are folded into the projections, and keys off
 //! the board get no weight.
 
-use crate::model::{ConvLayer, MatMulLayer, Rope, TransformerAttentionBlock};
+use crate::model::{MatMulLayer, Rope, TransformerAttentionBlock};
 
 use super::activation::softmax_masked;
 use super::layers::Conv;
@@ -14,25 +14,11 @@ use super::winograd::Gemm;
 /// A dense layer over channels as a 1x1 convolution, input channel `i` scaled by
 /// `in_scale[i]` and every weight by `factor`.
 pub fn projection(layer: &MatMulLayer, in_scale: &[f32], factor: f32, gemm: Gemm) -> Conv {
-    let (c, k) = (layer.in_channels, layer.out_channels);
-    // The file stores `[in][out]`; a convolution wants `[out][in]`.
-    let weights = (0..k)
-        .flat_map(|o| {
-            (0..c).map(move |i| {
-                layer.weights[i * k + o] * in_scale.get(i).copied().unwrap_or(1.0) * factor
-            })
-        })
-        .collect();
-    let conv = ConvLayer {
-        name: layer.name.clone(),
-        kernel_y: 1,
-        kernel_x: 1,
-        in_channels: c,
-        out_channels: k,
-        dilation_y: 1,
-        dilation_x: 1,
-        weights,
-    };
+    let mut conv = layer.to_conv();
+    let c = conv.in_channels.max(1);
+    for (j, w) in conv.weights.iter_mut().enumerate() {
+        *w *= in_scale.get(j % c).copied().unwrap_or(1.0) * factor;
+    }
     Conv::new(&conv, None, None, gemm)
 }
 

@@ -313,28 +313,7 @@ impl Graph {
 
     /// [`Graph::dense`] writing the already-reserved tensor `out`.
     pub fn dense_into(&mut self, x: &str, layer: &MatMulLayer, fold: Fold<'_>, out: &str) {
-        // The file stores [in][out]; a 1x1 convolution wants [out][in].
-        let conv = ConvLayer {
-            name: layer.name.clone(),
-            kernel_y: 1,
-            kernel_x: 1,
-            in_channels: layer.in_channels,
-            out_channels: layer.out_channels,
-            dilation_y: 1,
-            dilation_x: 1,
-            weights: (0..layer.out_channels)
-                .flat_map(|o| {
-                    (0..layer.in_channels).map(move |i| {
-                        layer
-                            .weights
-                            .get(i * layer.out_channels + o)
-                            .copied()
-                            .unwrap_or(0.0)
-                    })
-                })
-                .collect(),
-        };
-        self.conv_into(x, &conv, fold, out);
+        self.conv_into(x, &layer.to_conv(), fold, out);
     }
 
     /// `x * scale + bias` per channel of an NCHW tensor.
