@@ -1048,6 +1048,11 @@ impl Appliance {
         }
     }
 
+    /// Raises an error alert from outside the game (e.g. the daemon's start-up), logged too.
+    pub fn alert(&mut self, source: &str, message: String) {
+        self.alert_error(source, message);
+    }
+
     fn alert_error(&mut self, source: &str, message: String) {
         log::warn!("{source}: {message}");
         let alert = Alert::Error {

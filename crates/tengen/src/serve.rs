@@ -27,6 +27,7 @@ use tengen_protocol::gtp::{parse_line, Engine, EngineConfig};
 
 use crate::config::{self, Config, ConfigArgs};
 use crate::evaluators::Settled;
+use crate::network::{self, ModelSource};
 use crate::setup::EngineSpec;
 
 /// Options of `tengen serve`.
@@ -57,9 +58,38 @@ pub fn run(a: ServeArgs) -> Result<()> {
     // Raised to end a search at once: by a stop signal for good, by the watchdog for
     // the one move that would outlast its deadline.
     let interrupt = Arc::new(AtomicBool::new(false));
-    let (engine, describe, network) = build_engine(&cfg, &dir, interrupt.clone())?;
+    let (engine, describe, network, refused) =
+        match build_engine(&cfg, &dir, interrupt.clone()) {
+            Ok((engine, describe, network)) => (engine, describe, network, None),
+            Err(e) => {
+                // A network the daemon cannot run must not take the board down with it: the
+                // game, journal and panel go on with a stand-in, and the maker is told.
+                // A configuration error is no network's fault: it stops the start as before.
+                let spec_ok = EngineSpec::from_config(&cfg, &dir).is_ok();
+                let Some(stand_in) = stand_in_model(&cfg).filter(|_| spec_ok) else {
+                    return Err(e);
+                };
+                let why =
+                    format!(
+                "cannot run the network {}: {e:#}; playing with {} until engine.model is fixed",
+                cfg.engine.model.as_deref().unwrap_or(Path::new("bundled")).display(),
+                if stand_in == Path::new(network::BUNDLED) {
+                    "the bundled network"
+                } else {
+                    "the classical engine"
+                }
+            );
+                log::error!("{why}");
+                cfg.engine.model = Some(stand_in);
+                let (engine, describe, network) = build_engine(&cfg, &dir, interrupt.clone())?;
+                (engine, describe, network, Some(why))
+            }
+        };
     let mut app = Appliance::open(engine, &dir, settings(&cfg)?)
         .with_context(|| format!("cannot resume from {}", dir.display()))?;
+    if let Some(why) = &refused {
+        app.alert("engine", why.clone());
+    }
     log::info!(
         "engine ready in {:.2} s: {describe}",
         started.elapsed().as_secs_f64()
@@ -88,6 +118,7 @@ pub fn run(a: ServeArgs) -> Result<()> {
                 "version": env!("CARGO_PKG_VERSION"),
                 "engine": describe,
                 "network": network,
+                "engine_error": refused,
                 "pid": std::process::id(),
             })
             .to_string();
@@ -448,6 +479,22 @@ fn lock_state_dir(dir: &std::path::Path) -> Result<nix::fcntl::Flock<std::fs::Fi
             dir.display()
         )
     })
+}
+
+/// What plays in place of a configured network that cannot run: the bundled network
+/// when this build has one and it was not the one refused, else the classical engine.
+/// `None` when nothing would change (no network was asked for).
+fn stand_in_model(cfg: &Config) -> Option<PathBuf> {
+    let asked = cfg.engine.model.as_deref();
+    if asked == Some(Path::new(network::NONE)) || cfg.engine.mode.as_deref() == Some("classic") {
+        return None;
+    }
+    let bundled_refused = asked.is_none() || asked == Some(Path::new(network::BUNDLED));
+    if !bundled_refused && ModelSource::bundled().is_some() {
+        Some(PathBuf::from(network::BUNDLED))
+    } else {
+        Some(PathBuf::from(network::NONE))
+    }
 }
 
 /// The engine the configuration asks for, a line describing it, and the network backend

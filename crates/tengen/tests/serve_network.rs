@@ -163,3 +163,66 @@ fn onnx_runtime_runs_the_network_when_its_provider_starts() {
     plays(&obs, "a");
     stop(daemon);
 }
+
+/// A copy of a committed test net whose first block has a kind no KataGo release writes:
+/// a network Tengen reads up to that block and cannot run.
+fn unrunnable_net(dir: &Path) -> PathBuf {
+    use std::io::{Read, Write};
+    let good = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../nn/tests/nets/t-b3c32-v15.bin.gz"
+    );
+    let mut raw = Vec::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(good).unwrap())
+        .read_to_end(&mut raw)
+        .unwrap();
+    let at = raw
+        .windows(14)
+        .position(|w| w == b"ordinary_block")
+        .expect("the test net has an ordinary block");
+    raw[at..at + 14].copy_from_slice(b"quantumz_block");
+    let path = dir.join("odd.bin.gz");
+    let mut gz = flate2::write::GzEncoder::new(
+        std::fs::File::create(&path).unwrap(),
+        flate2::Compression::fast(),
+    );
+    gz.write_all(&raw).unwrap();
+    gz.finish().unwrap();
+    path
+}
+
+#[test]
+fn an_unrunnable_network_leaves_the_daemon_up_and_says_why() {
+    let Some((dir, broker)) = setup("an_unrunnable_network") else {
+        return;
+    };
+    let cfg = format!(
+        "[engine]\nmodel = \"{}\"\nthreads = 1\nvisits = 8\n[game]\nsize = 9\nengine = \"none\"\n",
+        unrunnable_net(dir.path()).display()
+    );
+    let obs = Observer::connect(broker.port, "obs");
+    let mut daemon = Daemon::start_with(dir.path(), broker.port, ALL_GTP, &cfg);
+    let stand_in = if cfg!(feature = "bundled-net") {
+        "playing with the bundled network"
+    } else {
+        "playing with the classical engine"
+    };
+
+    // The maker hears which part cannot run, and what plays meanwhile.
+    let (_, alert) = obs.wait(0, "alert", |a| a["source"] == "engine");
+    let message = alert["message"].as_str().unwrap();
+    assert!(
+        message.contains("unsupported block kind \"quantumz_block\""),
+        "{alert}"
+    );
+    assert!(message.contains(stand_in), "{alert}");
+    let (_, status) = obs.wait(0, "status", |s| s["engine_error"].is_string());
+    assert_eq!(status["engine_error"], alert["message"], "{status}");
+
+    // The board still plays, and the daemon stays up.
+    plays(&obs, "a");
+    assert!(daemon.alive(), "{}", daemon.log());
+    let log = stop(daemon);
+    assert!(log.contains("cannot run the network"), "{log}");
+    eprintln!("unrunnable network: the daemon stayed up; alert: {message}");
+}
