@@ -590,7 +590,9 @@ fn cluster_worker(cfg: &Config, dir: &Path) -> Result<Option<(WorkerConfig, Engi
         caps: Caps {
             visits: Some(cfg.engine.max_visits),
             time: Duration::try_from_secs_f64(cfg.engine.max_time).ok(),
-        },
+            client_jobs: None,
+        }
+        .with_client_share(c.slots),
     };
     Ok(Some((wc, parts)))
 }

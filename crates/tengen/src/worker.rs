@@ -6,7 +6,7 @@ use clap::Args;
 use std::time::Duration;
 
 use tengen_device::cluster::job::is_topic_level;
-use tengen_device::cluster::worker::{self, Caps, WorkerConfig};
+use tengen_device::cluster::worker::{self, Caps, WorkerConfig, DEFAULT_CAPS};
 use tengen_device::cluster::Broker;
 
 use crate::analysis::{EngineArgs, TlsArgs};
@@ -28,13 +28,18 @@ pub struct WorkerArgs {
     /// Default: `worker-<host>-<pid>`.
     #[arg(long)]
     id: Option<String>,
-    /// Refuse jobs that ask for more visits a turn than this.
-    #[arg(long)]
-    max_job_visits: Option<u64>,
+    /// Refuse jobs that ask for more visits a turn than this (a search holds about
+    /// 11 KB a visit on 19x19).
+    #[arg(long, default_value_t = DEFAULT_CAPS.visits.unwrap_or(u64::MAX))]
+    max_job_visits: u64,
     /// Search a job's turn at most this many seconds: the limit of a query that gives
     /// no `overrideSettings.maxTime`, and a query giving more is refused.
-    #[arg(long, value_parser = seconds)]
-    max_job_seconds: Option<f64>,
+    #[arg(long, value_parser = seconds, default_value_t = DEFAULT_CAPS.time.map_or(f64::MAX, |t| t.as_secs_f64()))]
+    max_job_seconds: f64,
+    /// Jobs one client (one response topic) may have held here at once; more are
+    /// refused with `retryAfter`. Default: all slots but one.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    max_client_jobs: Option<u16>,
     #[command(flatten)]
     tls: TlsArgs,
     #[command(flatten)]
@@ -67,26 +72,27 @@ pub fn run(a: WorkerArgs) -> Result<()> {
     // Before the network loads: a wrong address is said at once.
     let broker = a.tls.apply(a.broker)?;
     let mut prepared = a.engine.prepare(|_| Ok(()))?;
-    let time_cap = a.max_job_seconds.map(Duration::from_secs_f64);
-    if let Some(cap) = time_cap {
-        // A query without a time limit gets the cap as its limit.
-        let d = &mut prepared.parts.defaults;
-        d.max_time = Some(d.max_time.map_or(cap, |t| t.min(cap)));
-    }
+    let time_cap = Duration::from_secs_f64(a.max_job_seconds);
+    // A query without a time limit gets the cap as its limit.
+    let d = &mut prepared.parts.defaults;
+    d.max_time = Some(d.max_time.map_or(time_cap, |t| t.min(time_cap)));
+    let slots = a
+        .slots
+        .unwrap_or_else(|| default_slots(prepared.parts.threads));
     let cfg = WorkerConfig {
         broker,
         id: a
             .id
             .unwrap_or_else(|| format!("worker-{}-{}", host(), std::process::id())),
         group: a.group,
-        slots: a
-            .slots
-            .unwrap_or_else(|| default_slots(prepared.parts.threads)),
+        slots,
         backend: prepared.describe,
         caps: Caps {
-            visits: a.max_job_visits,
-            time: time_cap,
-        },
+            visits: Some(a.max_job_visits),
+            time: Some(time_cap),
+            client_jobs: a.max_client_jobs.map(usize::from),
+        }
+        .with_client_share(slots),
     };
     for (what, name) in [("--id", &cfg.id), ("--group", &cfg.group)] {
         if !is_topic_level(name) {

@@ -330,7 +330,7 @@ fn bad_jobs_are_answered_refused_or_dropped_and_the_worker_serves_on() {
         "{log}"
     );
     // Partial reports reach the client too, then the final answer.
-    let searching = r#"{"id":"long","moves":[],"rules":"chinese","boardXSize":9,"boardYSize":9,"maxVisits":1000000,"reportDuringSearchEvery":0.1,"overrideSettings":{"maxTime":1.0}}"#;
+    let searching = r#"{"id":"long","moves":[],"rules":"chinese","boardXSize":9,"boardYSize":9,"maxVisits":10000,"reportDuringSearchEvery":0.1,"overrideSettings":{"maxTime":1.0}}"#;
     job(searching.as_bytes().to_vec(), "long", Some(reply));
     let long = || -> Vec<Value> {
         got2.lock()
@@ -353,23 +353,56 @@ fn bad_jobs_are_answered_refused_or_dropped_and_the_worker_serves_on() {
         (last["isDuringSearch"].as_bool(), last["id"].as_str()),
         (Some(false), Some("long"))
     );
-    // Four long jobs at once, more than the two slots: all are answered. (How many the
-    // worker holds at once is the broker's part: mosquitto 2.0.11 sends past the receive
-    // maximum, see docs/cluster.md.)
+    // Four long jobs from one client at once, more than its share (one of the two
+    // slots): the worker holds one and refuses the others for now, naming when to send
+    // them again, so that another client's job behind them still runs.
     for n in 0..4 {
         let q = format!(
-            r#"{{"id":"slow{n}","moves":[],"rules":"chinese","boardXSize":9,"boardYSize":9,"maxVisits":1000000,"overrideSettings":{{"maxTime":0.3}}}}"#
+            r#"{{"id":"slow{n}","moves":[],"rules":"chinese","boardXSize":9,"boardYSize":9,"maxVisits":10000,"overrideSettings":{{"maxTime":0.5}}}}"#
         );
         job(q.into_bytes(), &format!("slow{n}"), Some(reply));
     }
-    wait_until(Duration::from_secs(30), "four slow answers", || {
-        got2.lock()
+    let other_reply = "tengen/answers/other";
+    let (other, other_got) = v5_client(port, "other", other_reply);
+    std::thread::sleep(Duration::from_millis(300));
+    other
+        .publish_with_properties(
+            "tengen/jobs/analysis",
+            QoS::AtLeastOnce,
+            false,
+            good.as_bytes().to_vec(),
+            PublishProperties {
+                response_topic: Some(other_reply.into()),
+                correlation_data: Some(b"theirs".to_vec().into()),
+                ..PublishProperties::default()
+            },
+        )
+        .unwrap();
+    let slow = || -> (usize, usize) {
+        let got = got2.lock().unwrap();
+        let mine = got.iter().filter(|(c, _)| c.starts_with(b"slow"));
+        let (answered, refused): (Vec<_>, Vec<_>) = mine
+            .filter(|(_, t)| t.contains("rootInfo") || t.contains("retryAfter"))
+            .partition(|(_, t)| t.contains("rootInfo"));
+        (answered.len(), refused.len())
+    };
+    wait_until(Duration::from_secs(30), "four slow jobs settled", || {
+        let (a, r) = slow();
+        a + r == 4
+    });
+    wait_until(Duration::from_secs(30), "the other client's answer", || {
+        other_got
+            .lock()
             .unwrap()
             .iter()
-            .filter(|(c, t)| c.starts_with(b"slow") && t.contains("rootInfo"))
-            .count()
-            == 4
+            .any(|(c, t)| c == b"theirs" && t.contains("rootInfo"))
     });
+    let (answered, refused) = slow();
+    assert!(
+        answered >= 1 && refused >= 1,
+        "{answered} run, {refused} refused"
+    );
+    eprintln!("one client's 4 jobs: {answered} run, {refused} refused for now; the other client was answered");
     let _ = w.kill();
     let _ = w.wait();
     // Killed without a word: the broker publishes its last will.
@@ -628,7 +661,7 @@ fn a_board_whose_pool_is_silent_analyses_on_its_own_until_a_worker_answers() {
         dir.path(),
         port,
         "[game]\nsize = 9\nengine = \"none\"\n[analysis]\nenabled = true\nremote = true\n\
-         max_visits = 10000000\ninterval_ms = 100\nfallback_s = 2\n[cluster]\ngroup = \"test\"\n",
+         max_visits = 20000\ninterval_ms = 100\nfallback_s = 2\n[cluster]\ngroup = \"test\"\n",
     );
     obs.wait(0, "state", |s| s["moves"].as_array().is_some());
     // No worker: after two silent seconds the engine analyses, and says so by omission.
@@ -653,4 +686,104 @@ fn a_board_whose_pool_is_silent_analyses_on_its_own_until_a_worker_answers() {
     let _ = w.kill();
     let _ = w.wait();
     assert!(daemon.alive());
+}
+
+/// The audit's attack: two jobs of a billion visits each from any client of the broker.
+/// The worker's default limits refuse them, naming the limit, and a normal job behind
+/// them is answered; the worker's memory stays where it was.
+#[test]
+fn a_worker_refuses_jobs_past_its_default_limits_and_serves_on() {
+    let Some((dir, port)) = scratch() else {
+        return;
+    };
+    let _broker = Broker::start(dir.path(), port);
+    let mut w = worker_at(
+        &format!("mqtt://127.0.0.1:{port}"),
+        "limits",
+        dir.path(),
+        &["--model", "bundled"],
+    );
+    let reply = "tengen/answers/greedy";
+    let (client, got) = v5_client(port, "greedy", reply);
+    let (_watch, status) = v5_client(port, "watch", "tengen/workers/limits/status");
+    wait_until(Duration::from_secs(60), "the worker's status", || {
+        status
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|(_, s)| s.contains("\"online\""))
+    });
+    let rss = |pid: u32| -> u64 {
+        let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+        let line = s.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+        line.split_whitespace()
+            .nth(1)
+            .unwrap()
+            .parse::<u64>()
+            .unwrap()
+            / 1024
+    };
+    let before = rss(w.id());
+    let send = |q: &str, corr: &str| {
+        let props = PublishProperties {
+            response_topic: Some(reply.into()),
+            correlation_data: Some(corr.as_bytes().to_vec().into()),
+            ..PublishProperties::default()
+        };
+        client
+            .publish_with_properties(
+                "tengen/jobs/analysis",
+                QoS::AtLeastOnce,
+                false,
+                q.as_bytes().to_vec(),
+                props,
+            )
+            .unwrap();
+    };
+    let huge = r#"{"id":"huge","moves":[],"rules":"chinese","boardXSize":19,"boardYSize":19,"maxVisits":1000000000}"#;
+    send(huge, "huge1");
+    send(huge, "huge2");
+    let forever = r#"{"id":"forever","moves":[],"rules":"chinese","boardXSize":19,"boardYSize":19,"maxVisits":100,"overrideSettings":{"maxTime":1000000}}"#;
+    send(forever, "forever");
+    let normal = r#"{"id":"normal","moves":[["B","D4"]],"rules":"chinese","boardXSize":19,"boardYSize":19,"maxVisits":50}"#;
+    let sent = Instant::now();
+    send(normal, "normal");
+    wait_until(Duration::from_secs(60), "four answers", || {
+        got.lock().unwrap().len() >= 4
+    });
+    let took = sent.elapsed();
+    let by: HashMap<String, Value> = got
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(c, t)| {
+            (
+                String::from_utf8_lossy(c).into_owned(),
+                serde_json::from_str(t).unwrap(),
+            )
+        })
+        .collect();
+    for k in ["huge1", "huge2"] {
+        let e = by[k]["error"].as_str().unwrap_or_default();
+        assert!(
+            e.contains("maxVisits 1000000000 is above this worker's limit of 20000"),
+            "{by:?}"
+        );
+    }
+    let e = by["forever"]["error"].as_str().unwrap_or_default();
+    assert!(e.contains("at most 60 s a turn"), "{by:?}");
+    assert_eq!(
+        by["normal"]["rootInfo"]["visits"].as_u64().map(|v| v >= 50),
+        Some(true),
+        "{by:?}"
+    );
+    let after = rss(w.id());
+    eprintln!(
+        "worker RSS {before} MB before, {after} MB after two 1e9-visit jobs and a 1e6 s one \
+         (all refused); the normal job behind them answered in {:.1} s",
+        took.as_secs_f64()
+    );
+    assert!(after < before + 100, "{before} MB -> {after} MB");
+    let _ = w.kill();
+    let _ = w.wait();
 }

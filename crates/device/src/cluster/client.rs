@@ -122,13 +122,25 @@ impl Pool {
             log::warn!("cluster: an answer that is not JSON was ignored");
             return None;
         };
-        p.due = now + p.wait;
         let print = || Some(String::from_utf8_lossy(payload).into_owned());
-        if v.get("warning").is_some() {
+        let turn = v.get("turnNumber").and_then(Value::as_u64);
+        let (warning, error) = (v.get("warning").is_some(), v.get("error").is_some());
+        if turn.is_none() && !warning && !error {
+            log::warn!("cluster: an answer with no turn, warning or error was ignored");
+            return None;
+        }
+        p.due = now + p.wait;
+        if warning {
             return print();
         }
-        let turn = v.get("turnNumber").and_then(Value::as_u64);
         let Some(turn) = turn.and_then(|t| usize::try_from(t).ok()) else {
+            // A worker busy with this client's other jobs: send it again, maybe to
+            // another worker, once its wait is over.
+            if let Some(secs) = v.get("retryAfter").and_then(Value::as_u64) {
+                log::debug!("cluster: job {} refused for now: {v}", t.seq);
+                p.due = now + Duration::from_secs(secs.clamp(1, 600));
+                return None;
+            }
             // An error about the whole query ends it.
             self.pending.remove(&t.seq);
             return print();
@@ -344,5 +356,19 @@ mod tests {
         );
         assert_eq!(pool.submit("  ", now), None);
         assert_eq!(pool.open(), 0);
+    }
+
+    #[test]
+    fn a_busy_refusal_is_sent_again_and_an_empty_answer_is_ignored() {
+        let now = Instant::now();
+        let mut pool = Pool::new(3, Duration::from_secs(30));
+        let t = sent(&mut pool, Q, now);
+        let busy = json!({"error": "this worker holds 1 jobs", "id": "q", "retryAfter": 2});
+        let busy = busy.to_string();
+        assert!(pool.answer(&t.bytes(), busy.as_bytes(), now).is_none());
+        assert!(pool.answer(&t.bytes(), b"{}", now).is_none());
+        assert_eq!(pool.open(), 1, "still waiting for its answers");
+        assert!(pool.due(now + Duration::from_secs(1)).is_empty());
+        assert_eq!(pool.due(now + Duration::from_secs(2)).len(), 1);
     }
 }

@@ -3,7 +3,7 @@
 //!
 //! [`Jobs`] is the job table without I/O; [`run`] is the MQTT loop around it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -26,6 +26,8 @@ struct Open<T> {
     turns_left: usize,
     /// What acknowledges the job's message.
     token: T,
+    /// The job's tasks until the engine is given them.
+    waiting: Option<Vec<Task>>,
 }
 
 /// What became of a job offered to [`Jobs::admit`].
@@ -34,14 +36,10 @@ pub enum Admitted<T> {
     Dropped(T, JobError),
     /// Answered at once with an error; acknowledge it after publishing.
     Refused(Reply, Value, T),
-    /// Queued: publish the warnings, then hand the tasks to the engine.
-    Run {
-        /// The engine's name of the job (for [`Jobs::fail`]).
-        key: String,
+    /// Held: publish the warnings; [`Jobs::next_to_run`] hands its tasks over in turn.
+    Held {
         /// Warnings about the query, already addressed.
         warnings: Vec<(Reply, Value)>,
-        /// One task per analysed turn.
-        tasks: Vec<Task>,
     },
 }
 
@@ -63,7 +61,23 @@ pub struct Caps {
     pub visits: Option<u64>,
     /// Search time per analysed turn.
     pub time: Option<Duration>,
+    /// Jobs one client (one response topic) may have held here at once; past it a job is
+    /// refused with `retryAfter`, so that the broker hands over other clients' jobs.
+    pub client_jobs: Option<usize>,
 }
+
+/// A worker's limits when nobody sets them: a job from the network must not take the
+/// machine's memory (about 11 KB a visit on 19x19) or its CPU for good. The visits are
+/// an appliance's default live analysis (`[analysis] max_visits`), so boards' pool
+/// jobs pass.
+pub const DEFAULT_CAPS: Caps = Caps {
+    visits: Some(20_000),
+    time: Some(Duration::from_secs(60)),
+    client_jobs: None,
+};
+
+/// Seconds a client waits before it sends a job refused for its share again.
+pub const RETRY_AFTER_S: u64 = 2;
 
 impl Caps {
     /// Why `task` asks too much, if it does.
@@ -84,6 +98,15 @@ impl Caps {
             )),
         }
     }
+
+    /// The per-client share of a worker with `slots` slots: all but one, so one slot
+    /// is always left for another client.
+    pub fn with_client_share(mut self, slots: u16) -> Caps {
+        if self.client_jobs.is_none() {
+            self.client_jobs = Some(usize::from(slots.saturating_sub(1)).max(1));
+        }
+        self
+    }
 }
 
 /// The worker's open jobs, keyed by the unique id the engine sees, so that two clients'
@@ -94,6 +117,12 @@ pub struct Jobs<T> {
     open: HashMap<String, Open<T>>,
     /// Visits of the final answers given, for the status.
     visits: u64,
+    /// Waiting jobs' keys per client (response topic), in arrival order.
+    waiting: HashMap<String, VecDeque<String>>,
+    /// Clients with waiting jobs, the next to be served first.
+    turn: VecDeque<String>,
+    /// Jobs the engine has and has not finished.
+    running: usize,
 }
 
 impl<T> Default for Jobs<T> {
@@ -103,6 +132,9 @@ impl<T> Default for Jobs<T> {
             next: 0,
             open: HashMap::new(),
             visits: 0,
+            waiting: HashMap::new(),
+            turn: VecDeque::new(),
+            running: 0,
         }
     }
 }
@@ -176,6 +208,20 @@ impl<T> Jobs<T> {
                 Admitted::Refused(reply.clone(), json!({"error": why, "id": original}), token)
             }
             Ok(Request::Query(tasks, warnings)) => {
+                let client = &reply.topic;
+                let held = self
+                    .open
+                    .values()
+                    .filter(|o| &o.reply.topic == client)
+                    .count();
+                if let Some(cap) = self.caps.client_jobs.filter(|&c| held >= c) {
+                    let why = format!(
+                        "this worker holds {held} jobs for {client}, its share per client \
+                         ({cap}); send it again later"
+                    );
+                    let answer = json!({"error": why, "id": original, "retryAfter": RETRY_AFTER_S});
+                    return Admitted::Refused(reply.clone(), answer, token);
+                }
                 let warnings = warnings
                     .into_iter()
                     .map(|w| (reply.clone(), restore(w)))
@@ -187,20 +233,50 @@ impl<T> Jobs<T> {
                         reply: reply.clone(),
                         turns_left: tasks.len(),
                         token,
+                        waiting: Some(tasks),
                     },
                 );
-                Admitted::Run {
-                    key,
-                    warnings,
-                    tasks,
+                let queue = self.waiting.entry(client.clone()).or_default();
+                if queue.is_empty() {
+                    self.turn.push_back(client.clone());
                 }
+                queue.push_back(key);
+                Admitted::Held { warnings }
             }
         }
+    }
+
+    /// The next job for the engine while fewer than `slots` run: clients take turns,
+    /// each client's jobs in arrival order, so one client's many jobs cannot keep
+    /// another's waiting. Returns its key and tasks; call again until `None`.
+    pub fn next_to_run(&mut self, slots: usize) -> Option<(String, Vec<Task>)> {
+        while self.running < slots {
+            let client = self.turn.pop_front()?;
+            let queue = self.waiting.get_mut(&client)?;
+            let Some(key) = queue.pop_front() else {
+                self.waiting.remove(&client);
+                continue;
+            };
+            if queue.is_empty() {
+                self.waiting.remove(&client);
+            } else {
+                self.turn.push_back(client);
+            }
+            let Some(tasks) = self.open.get_mut(&key).and_then(|o| o.waiting.take()) else {
+                continue;
+            };
+            self.running += 1;
+            return Some((key, tasks));
+        }
+        None
     }
 
     /// The engine would not queue job `key`: its error answer, which ends it.
     pub fn fail(&mut self, key: &str, error: String) -> Option<Routed<T>> {
         let open = self.open.remove(key)?;
+        if open.waiting.is_none() {
+            self.running = self.running.saturating_sub(1);
+        }
         Some(Routed {
             reply: open.reply,
             answer: json!({"error": error, "id": open.original}),
@@ -228,6 +304,7 @@ impl<T> Jobs<T> {
         open.turns_left = open.turns_left.saturating_sub(1);
         let reply = open.reply.clone();
         let done = if open.turns_left == 0 {
+            self.running = self.running.saturating_sub(1);
             self.open.remove(&key).map(|o| o.token)
         } else {
             None
@@ -347,18 +424,14 @@ pub async fn run(cfg: WorkerConfig, parts: EngineParts, stop: impl Future<Output
                             link.answer(&reply, &answer).await;
                             link.ack(&m).await;
                         }
-                        Admitted::Run { key, warnings, tasks } => {
-                            log::debug!("cluster: {key} taken; {} jobs open", jobs.len());
+                        Admitted::Held { warnings } => {
+                            log::debug!("cluster: job taken; {} jobs open", jobs.len());
                             for (reply, w) in &warnings {
                                 link.answer(reply, w).await;
                             }
-                            if let Err(e) = engine.submit(tasks) {
-                                if let Some(r) = jobs.fail(&key, e.to_string()) {
-                                    finish(&link, r, generation).await;
-                                }
-                            }
                         }
                     }
+                    start_jobs(&engine, &mut jobs, parts.threads, &link, generation).await;
                 }
                 Polled::Lost => generation += 1,
             },
@@ -366,6 +439,7 @@ pub async fn run(cfg: WorkerConfig, parts: EngineParts, stop: impl Future<Output
                 if let Some(r) = jobs.route(line) {
                     finish(&link, r, generation).await;
                 }
+                start_jobs(&engine, &mut jobs, parts.threads, &link, generation).await;
             }
             _ = tick.tick() => {
                 let now = Instant::now();
@@ -385,6 +459,24 @@ pub async fn run(cfg: WorkerConfig, parts: EngineParts, stop: impl Future<Output
     engine.finish(false);
     link.publish_retained(&status, &offline).await;
     link.close().await;
+}
+
+/// Hands the engine the jobs next in turn while it has a free thread; a job the engine
+/// will not queue is answered with its error.
+async fn start_jobs(
+    engine: &AnalysisEngine,
+    jobs: &mut Jobs<Token>,
+    threads: usize,
+    link: &Link,
+    generation: u64,
+) {
+    while let Some((key, tasks)) = jobs.next_to_run(threads.max(1)) {
+        if let Err(e) = engine.submit(tasks) {
+            if let Some(r) = jobs.fail(&key, e.to_string()) {
+                finish(link, r, generation).await;
+            }
+        }
+    }
 }
 
 /// Publishes a routed answer and, when it ended its job, acknowledges the job (only on
@@ -431,20 +523,18 @@ mod tests {
         let mut keys = Vec::new();
         for (topic, token) in [("a", 1), ("b", 2)] {
             match jobs.admit(&job(Q, Some(topic)), token, &defaults()) {
-                Admitted::Run {
-                    key,
-                    warnings,
-                    tasks,
-                } => {
-                    assert_eq!(tasks.len(), 2);
-                    assert_eq!(tasks[0].query.id, key);
+                Admitted::Held { warnings } => {
                     assert_eq!(warnings.len(), 1, "the unknown field is warned about");
                     assert_eq!(warnings[0].1["id"], "same");
-                    keys.push(key);
                 }
-                _ => panic!("not run"),
+                _ => panic!("not held"),
             }
+            let (key, tasks) = jobs.next_to_run(2).expect("a free slot");
+            assert_eq!(tasks.len(), 2);
+            assert_eq!(tasks[0].query.id, key);
+            keys.push(key);
         }
+        assert!(jobs.next_to_run(2).is_none(), "nothing else waits");
         assert_ne!(keys[0], keys[1]);
         let line = |key: &str, turn: u64, during: bool| {
             json!({"id": key, "turnNumber": turn, "isDuringSearch": during,
@@ -487,6 +577,7 @@ mod tests {
         let mut capped = Jobs::new(Caps {
             visits: Some(100),
             time: Some(Duration::from_secs(5)),
+            client_jobs: None,
         });
         let greedy = r#"{"id":"g","moves":[],"rules":"chinese","boardXSize":9,"boardYSize":9,"maxVisits":101}"#;
         match capped.admit(&job(greedy, Some("a")), 5, &defaults()) {
@@ -499,7 +590,7 @@ mod tests {
         let timed = r#"{"id":"t","moves":[],"rules":"chinese","boardXSize":9,"boardYSize":9,"maxVisits":100,"overrideSettings":{"maxTime":5}}"#;
         assert!(matches!(
             capped.admit(&job(timed, Some("a")), 6, &defaults()),
-            Admitted::Run { .. }
+            Admitted::Held { .. }
         ));
         let action = r#"{"id":"v","action":"query_version"}"#;
         assert!(matches!(
@@ -507,5 +598,50 @@ mod tests {
             Admitted::Refused(_, _, 4)
         ));
         assert!(jobs.is_empty());
+    }
+
+    #[test]
+    fn clients_take_turns_and_one_client_cannot_hold_every_slot() {
+        let mut jobs = Jobs::new(DEFAULT_CAPS.with_client_share(4));
+        // A query without a time limit gets the cap's (as `tengen worker` sets it).
+        let timed = Defaults {
+            max_time: DEFAULT_CAPS.time,
+            ..defaults()
+        };
+        let defaults = || timed.clone();
+        let one = r#"{"id":"j","moves":[],"rules":"chinese","boardXSize":9,"boardYSize":9}"#;
+        // Client a fills its share (3 of 4 slots); its fourth job is refused for now.
+        for token in 0..3 {
+            assert!(matches!(
+                jobs.admit(&job(one, Some("a")), token, &defaults()),
+                Admitted::Held { .. }
+            ));
+        }
+        match jobs.admit(&job(one, Some("a")), 3, &defaults()) {
+            Admitted::Refused(_, v, 3) => {
+                assert!(v["error"].as_str().unwrap().contains("share"), "{v}");
+                assert_eq!(v["retryAfter"], RETRY_AFTER_S);
+            }
+            _ => panic!("not refused"),
+        }
+        assert!(matches!(
+            jobs.admit(&job(one, Some("b")), 4, &defaults()),
+            Admitted::Held { .. }
+        ));
+        // One engine thread: a's first job, then b's, then a's others.
+        let order: Vec<String> = std::iter::from_fn(|| {
+            let (key, _) = jobs.next_to_run(1)?;
+            let r = jobs.route(json!({"id": key, "turnNumber": 0}))?;
+            Some(r.reply.topic)
+        })
+        .collect();
+        assert_eq!(order, ["a", "b", "a", "a"]);
+        assert!(jobs.is_empty());
+        // The defaults refuse a job of a billion visits or one without a time limit.
+        let greedy = r#"{"id":"g","moves":[],"rules":"chinese","boardXSize":9,"boardYSize":9,"maxVisits":1000000000}"#;
+        assert!(matches!(
+            jobs.admit(&job(greedy, Some("a")), 5, &defaults()),
+            Admitted::Refused(..)
+        ));
     }
 }
