@@ -21,6 +21,7 @@ use crate::network::ModelSource;
 use crate::setup::{EngineSpec, Evaluation};
 use tengen_device::cluster::client::{self, ClientConfig, Line};
 use tengen_device::cluster::job::is_topic_level;
+use tengen_device::cluster::seal::Seal;
 use tengen_device::cluster::worker::EngineParts;
 use tengen_device::cluster::Broker;
 use tengen_device::mqtt::TlsFiles;
@@ -98,12 +99,13 @@ struct ClusterArgs {
     #[arg(long, requires = "cluster")]
     job_expiry: Option<u32>,
     #[command(flatten)]
-    tls: TlsArgs,
+    tls: PoolLinkArgs,
 }
 
-/// The files of a TLS connection to a pool's broker (`mqtts://`).
+/// How to reach a pool: the files of a TLS connection to its broker (`mqtts://`) and
+/// its shared secret.
 #[derive(Args, Debug, Clone)]
-pub struct TlsArgs {
+pub struct PoolLinkArgs {
     /// The CA certificate (PEM) that signed the broker's: needed with `mqtts://`.
     #[arg(long, value_name = "FILE")]
     tls_ca: Option<PathBuf>,
@@ -113,11 +115,24 @@ pub struct TlsArgs {
     /// The client certificate's key (PEM).
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     tls_key: Option<PathBuf>,
+    /// A file holding the pool's shared secret (16 bytes or more): jobs and answers are
+    /// sealed with it, and those without its seal dropped (docs/cluster.md).
+    #[arg(long, value_name = "FILE")]
+    pool_secret_file: Option<PathBuf>,
 }
 
-impl TlsArgs {
+impl PoolLinkArgs {
     /// `broker` with these files read when its address asks for TLS.
     pub fn apply(&self, broker: Broker) -> Result<Broker> {
+        let broker = match &self.pool_secret_file {
+            Some(f) => {
+                let secret = std::fs::read(f)
+                    .with_context(|| format!("--pool-secret-file {}", f.display()))?;
+                let secret = secret.trim_ascii_end();
+                broker.with_seal(Seal::new(secret).context("--pool-secret-file")?)
+            }
+            None => broker,
+        };
         if !broker.wants_tls() {
             if self.tls_ca.is_some() {
                 anyhow::bail!("--tls-ca: {broker} is not a TLS address (mqtts://)");

@@ -242,6 +242,9 @@ section! {
         group: String = "tengen".into(),
         /// Jobs held at once (the connection's receive maximum).
         slots: u16 = 2,
+        /// The pool's shared secret (16 bytes or more): jobs and answers are sealed
+        /// with it, and those without its seal dropped.
+        secret: Option<String>,
     }
 }
 
@@ -568,6 +571,10 @@ impl Config {
             }
         }
         in_range("cluster.slots", c.slots, 1, 1024)?;
+        if let Some(secret) = &c.secret {
+            tengen_device::cluster::seal::Seal::new(secret.as_bytes())
+                .map_err(|e| anyhow::anyhow!("cluster.secret: {e}"))?;
+        }
         if !tengen_device::cluster::job::is_topic_level(&c.group) {
             bail!(
                 "cluster.group: {:?} is not a group name (no /, + or #)",
@@ -779,6 +786,7 @@ mod tests {
         assert!(err("[mqtt]\ndevice_id = \"a/b\"\n").starts_with("mqtt.device_id:"));
         assert!(err("[cluster]\ngroup = \"a/b\"\n").starts_with("cluster.group:"));
         assert!(err("[cluster]\nslots = 0\n").starts_with("cluster.slots:"));
+        assert!(err("[cluster]\nsecret = \"short\"\n").starts_with("cluster.secret:"));
         assert!(err("[cluster]\nbroker = \"http://x\"\n").starts_with("cluster.broker:"));
         assert!(err("[cluster]\nbroker = \"mqtts://u:p@club\"\n").contains("mqtt.tls_ca"));
         assert!(err("[board]\nstability = 0\n").starts_with("board.stability:"));

@@ -17,6 +17,7 @@ use tengen_device::appliance::{Appliance, Out, RemoteGtp, Settings};
 use tengen_device::cluster::{
     self,
     remote::Heard,
+    seal::Seal,
     worker::{Caps, EngineParts, WorkerConfig},
 };
 use tengen_device::mqtt::{self, Inbound, MqttConfig, TlsFiles, Version, INBOUND_QUEUE};
@@ -524,6 +525,10 @@ fn cluster_broker(cfg: &Config) -> Result<cluster::Broker> {
             b.credentials = m.username.clone().zip(m.password.clone());
             b
         }
+    };
+    let broker = match &cfg.cluster.secret {
+        Some(s) => broker.with_seal(Seal::new(s.as_bytes()).context("cluster.secret")?),
+        None => broker,
     };
     let tls = match &cfg.cluster.broker {
         Some(_) => broker.wants_tls(),

@@ -9,7 +9,7 @@ use tengen_device::cluster::job::is_topic_level;
 use tengen_device::cluster::worker::{self, Caps, WorkerConfig, DEFAULT_CAPS};
 use tengen_device::cluster::Broker;
 
-use crate::analysis::{EngineArgs, TlsArgs};
+use crate::analysis::{EngineArgs, PoolLinkArgs};
 
 /// Options of `tengen worker`.
 #[derive(Args, Debug)]
@@ -41,7 +41,7 @@ pub struct WorkerArgs {
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
     max_client_jobs: Option<u16>,
     #[command(flatten)]
-    tls: TlsArgs,
+    tls: PoolLinkArgs,
     #[command(flatten)]
     engine: EngineArgs,
 }

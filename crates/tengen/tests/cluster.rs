@@ -787,3 +787,141 @@ fn a_worker_refuses_jobs_past_its_default_limits_and_serves_on() {
     let _ = w.kill();
     let _ = w.wait();
 }
+
+/// A client of the broker that reads every job and answers it first with a forged final
+/// answer (the job's own correlation data and id) and an empty one. Returns how many
+/// jobs it answered.
+fn forger(port: u16) -> Arc<Mutex<usize>> {
+    let (client, mut conn) = Client::new(MqttOptions::new("forger", "127.0.0.1", port), 100);
+    let jobs = Arc::new(Mutex::new(0));
+    let j2 = jobs.clone();
+    std::thread::spawn(move || {
+        for ev in conn.iter() {
+            match ev {
+                Ok(Event::Incoming(Incoming::ConnAck(_))) => {
+                    let _ = client.subscribe("tengen/jobs/analysis", QoS::AtLeastOnce);
+                }
+                Ok(Event::Incoming(Incoming::Publish(p))) => {
+                    let props = p.properties.clone().unwrap_or_default();
+                    let Some(topic) = props.response_topic else {
+                        continue;
+                    };
+                    let q: Value = serde_json::from_slice(&p.payload).unwrap_or_default();
+                    let forged = serde_json::json!({"id": q["id"], "turnNumber": 0,
+                        "isDuringSearch": false, "forged": true, "moveInfos": [],
+                        "rootInfo": {"visits": 1, "winrate": 0.0}});
+                    for payload in ["{}".to_string(), forged.to_string()] {
+                        let props = PublishProperties {
+                            correlation_data: props.correlation_data.clone(),
+                            ..PublishProperties::default()
+                        };
+                        let _ = client.publish_with_properties(
+                            topic.clone(),
+                            QoS::AtLeastOnce,
+                            false,
+                            payload,
+                            props,
+                        );
+                    }
+                    *j2.lock().unwrap() += 1;
+                }
+                Ok(_) => {}
+                Err(_) => std::thread::sleep(Duration::from_millis(100)),
+            }
+        }
+    });
+    jobs
+}
+
+/// The audit's attack: a client of the broker answers the pool's jobs before the
+/// workers do. With `[cluster] secret` (here `--pool-secret-file`) on both sides no
+/// forged answer is printed; and a job naming a response topic outside the pool's
+/// answer topics is dropped, never answered there.
+#[test]
+fn with_the_pools_secret_forged_answers_are_dropped() {
+    let Some((dir, port)) = scratch() else {
+        return;
+    };
+    let _broker = Broker::start(dir.path(), port);
+    let url = format!("mqtt://127.0.0.1:{port}");
+    let secret = dir.path().join("pool.secret");
+    std::fs::write(&secret, "a club secret of some length\n").unwrap();
+    let secret = secret.to_str().unwrap();
+    let forged_jobs = forger(port);
+    let mut rng = fastrand::Rng::with_seed(5);
+    let mut printed = Vec::new();
+    for sealed in [false, true] {
+        let more: &[&str] = if sealed {
+            &["--pool-secret-file", secret]
+        } else {
+            &[]
+        };
+        let id = format!("w-{sealed}");
+        let mut w = worker_at(&url, &id, dir.path(), more);
+        let mut a = Analysis::start_at(&url, &format!("c-{sealed}"), dir.path(), more);
+        let ids: Vec<String> = (0..3).map(|i| format!("q{i}")).collect();
+        for q in &ids {
+            a.send(&query(q, &mut rng));
+        }
+        let lines = a.finish(Duration::from_secs(60));
+        let forged = lines.iter().filter(|l| l.contains("forged")).count();
+        printed.push(forged);
+        if sealed {
+            check_answered_once(&lines, &ids);
+            // The forger's own jobs carry no seal: the worker drops them.
+            let (rogue, _) = v5_client(port, "rogue", "tengen/answers/rogue");
+            let props = PublishProperties {
+                response_topic: Some("tengen/answers/rogue".into()),
+                ..PublishProperties::default()
+            };
+            let q = query("r", &mut rng).into_bytes();
+            rogue
+                .publish_with_properties("tengen/jobs/analysis", QoS::AtLeastOnce, false, q, props)
+                .unwrap();
+            let log = dir.path().join(format!("{id}.log"));
+            wait_until(Duration::from_secs(10), "the unsealed job dropped", || {
+                std::fs::read_to_string(&log)
+                    .unwrap()
+                    .contains("a job without this pool's seal was dropped")
+            });
+        } else {
+            // A job that would make the worker publish on a panel's topic.
+            let (rogue, panel) = v5_client(port, "rogue0", "tengen/kiosk/state");
+            std::thread::sleep(Duration::from_millis(300));
+            let props = PublishProperties {
+                response_topic: Some("tengen/kiosk/state".into()),
+                ..PublishProperties::default()
+            };
+            let q = query("p", &mut rng).into_bytes();
+            rogue
+                .publish_with_properties("tengen/jobs/analysis", QoS::AtLeastOnce, false, q, props)
+                .unwrap();
+            let log = dir.path().join(format!("{id}.log"));
+            wait_until(Duration::from_secs(10), "the foreign topic refused", || {
+                std::fs::read_to_string(&log)
+                    .unwrap()
+                    .contains("is not under tengen/answers/+ was dropped")
+            });
+            // (The forger answers there too; the worker must not.)
+            let panel = panel.lock().unwrap();
+            let worker_said = panel
+                .iter()
+                .filter(|(_, t)| t != "{}" && !t.contains("forged"));
+            assert_eq!(
+                worker_said.count(),
+                0,
+                "published on a panel topic: {panel:?}"
+            );
+        }
+        let _ = w.kill();
+        let _ = w.wait();
+    }
+    eprintln!(
+        "forged answers printed: {} of 3 queries without a secret, {} of 3 with one \
+         (the forger answered {} jobs)",
+        printed[0],
+        printed[1],
+        forged_jobs.lock().unwrap()
+    );
+    assert_eq!(printed[1], 0);
+}

@@ -250,6 +250,9 @@ pub async fn run(cfg: ClientConfig, mut input: Receiver<Line>, out: &mut (dyn Wr
             },
             polled = link.next() => match polled {
                 Polled::Connected => link.subscribe(&topic).await,
+                Polled::Message(m) if !m.trusted => {
+                    log::warn!("cluster: an answer without this pool's seal was dropped");
+                }
                 Polled::Message(m) => {
                     let (c, payload) = m.answer();
                     if let Some(s) = pool.answer(c, payload, Instant::now()) {

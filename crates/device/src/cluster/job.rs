@@ -19,9 +19,12 @@ pub fn shared_filter(group: &str) -> String {
     format!("$share/{group}/{JOB_TOPIC}")
 }
 
+/// The prefix of every answer topic.
+pub const ANSWERS: &str = "tengen/answers/";
+
 /// The topic a client reads its answers on.
 pub fn answer_topic(client_id: &str) -> String {
-    format!("tengen/answers/{client_id}")
+    format!("{ANSWERS}{client_id}")
 }
 
 /// A worker's retained status topic.
@@ -65,6 +68,10 @@ pub enum JobError {
     /// Not UTF-8 text.
     #[error("a job must be UTF-8 text")]
     NotText,
+    /// Its response topic is outside the pool's answer topics: answering it would let
+    /// anyone make the workers publish where they like. Dropped.
+    #[error("a job whose response topic {0:?} is not under {ANSWERS}+ was dropped")]
+    ForeignReplyTopic(String),
 }
 
 impl JobError {
@@ -78,6 +85,10 @@ impl Job {
     /// The reply address and the query text, or why the job cannot run.
     pub fn open(&self) -> Result<(&Reply, &str), (Option<&Reply>, JobError)> {
         let reply = self.reply.as_ref().ok_or((None, JobError::NoReplyTopic))?;
+        let client = reply.topic.strip_prefix(ANSWERS).unwrap_or_default();
+        if !is_topic_level(client) {
+            return Err((None, JobError::ForeignReplyTopic(reply.topic.clone())));
+        }
         if self.query.len() > MAX_JOB_BYTES {
             return Err((Some(reply), JobError::TooLarge(self.query.len())));
         }
@@ -145,6 +156,22 @@ mod tests {
             ..job(0, true)
         };
         assert_eq!(bad.open().unwrap_err().1, JobError::NotText);
+        for topic in [
+            "tengen/workers/w/status",
+            "tengen/answers/",
+            "tengen/answers/a/b",
+        ] {
+            let foreign = Job {
+                reply: Some(Reply {
+                    topic: topic.into(),
+                    correlation: vec![],
+                }),
+                ..job(10, true)
+            };
+            let (reply, e) = foreign.open().unwrap_err();
+            assert!(reply.is_none(), "never answered");
+            assert!(matches!(e, JobError::ForeignReplyTopic(_)), "{topic}");
+        }
     }
 
     #[test]

@@ -11,6 +11,7 @@ use serde_json::Value;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 
 use super::job::{Job, Reply, MAX_PACKET_BYTES};
+use super::seal::{self, Kind, Seal};
 use super::Broker;
 
 /// Requests (publications, acknowledgements) the client queues for the event loop.
@@ -21,14 +22,18 @@ const MAX_BACKOFF: Duration = Duration::from_secs(2);
 
 /// A message received.
 #[derive(Debug)]
-pub struct Message(Box<Publish>);
+pub struct Message {
+    publish: Box<Publish>,
+    /// False when the pool has a secret and the message lacks its seal.
+    pub trusted: bool,
+}
 
 impl Message {
     /// The message as a job: its payload and where to answer it.
     pub fn job(&self) -> Job {
-        let props = self.0.properties.as_ref();
+        let props = self.publish.properties.as_ref();
         Job {
-            query: self.0.payload.to_vec(),
+            query: self.publish.payload.to_vec(),
             reply: props.and_then(|p| {
                 Some(Reply {
                     topic: p.response_topic.clone()?,
@@ -40,9 +45,26 @@ impl Message {
 
     /// The correlation data (empty if none) and the payload.
     pub fn answer(&self) -> (&[u8], &[u8]) {
-        let c = self.0.properties.as_ref();
+        let c = self.publish.properties.as_ref();
         let c = c.and_then(|p| p.correlation_data.as_deref());
-        (c.unwrap_or_default(), &self.0.payload)
+        (c.unwrap_or_default(), &self.publish.payload)
+    }
+
+    /// Whether the message bears `seal`'s seal as a message of `kind`.
+    fn sealed(&self, seal: &Seal, kind: Kind) -> bool {
+        let Some(props) = self.publish.properties.as_ref() else {
+            return false;
+        };
+        let topic = match kind {
+            Kind::Job => props.response_topic.as_deref().unwrap_or_default(),
+            Kind::Answer => "",
+        };
+        let correlation = props.correlation_data.as_deref().unwrap_or_default();
+        props
+            .user_properties
+            .iter()
+            .filter(|(k, _)| k == seal::PROPERTY)
+            .any(|(_, v)| seal.check(kind, topic, correlation, &self.publish.payload, v))
     }
 }
 
@@ -60,6 +82,7 @@ pub enum Polled {
 /// One MQTT 5 connection.
 pub struct Link {
     client: AsyncClient,
+    seal: Option<Seal>,
     events: UnboundedReceiver<Polled>,
     pump: tokio::task::JoinHandle<()>,
 }
@@ -80,7 +103,7 @@ impl Link {
                 true,
                 None,
             ));
-        Link::start(broker, o)
+        Link::start(broker, o, Kind::Job)
     }
 
     /// A client's connection: a persistent session (an hour), so that answers published
@@ -89,10 +112,11 @@ impl Link {
         let mut o = MqttOptions::new(id, &broker.host, broker.port);
         o.set_clean_start(false)
             .set_session_expiry_interval(Some(3600));
-        Link::start(broker, o)
+        Link::start(broker, o, Kind::Answer)
     }
 
-    fn start(broker: &Broker, mut o: MqttOptions) -> Link {
+    /// The connection, its messages expected to be of `incoming` kind.
+    fn start(broker: &Broker, mut o: MqttOptions, incoming: Kind) -> Link {
         o.set_keep_alive(Duration::from_secs(10))
             .set_max_packet_size(Some(MAX_PACKET_BYTES as u32))
             .set_transport(broker.transport());
@@ -106,9 +130,11 @@ impl Link {
         o.set_network_options(net);
         let (client, ev) = AsyncClient::new(o, REQUESTS);
         let (tx, events) = unbounded_channel();
-        let pump = tokio::spawn(pump(ev, tx));
+        let seal = broker.seal().cloned();
+        let pump = tokio::spawn(pump(ev, tx, seal.clone(), incoming));
         Link {
             client,
+            seal,
             events,
             pump,
         }
@@ -131,19 +157,20 @@ impl Link {
 
     /// Acknowledges a message received with manual acknowledgements.
     pub async fn ack(&self, m: &Message) {
-        if let Err(e) = self.client.ack(&m.0).await {
+        if let Err(e) = self.client.ack(&m.publish).await {
             log::warn!("cluster: cannot acknowledge a job: {e}");
         }
     }
 
     /// Publishes one answer to its reply address.
     pub async fn answer(&self, reply: &Reply, answer: &Value) {
+        let payload = answer.to_string().into_bytes();
         let props = PublishProperties {
             correlation_data: (!reply.correlation.is_empty())
                 .then(|| reply.correlation.clone().into()),
+            user_properties: self.sealed(Kind::Answer, "", &reply.correlation, &payload),
             ..PublishProperties::default()
         };
-        let payload = answer.to_string().into_bytes();
         let sent = self
             .client
             .publish_with_properties(&reply.topic, QoS::AtLeastOnce, false, payload, props)
@@ -159,6 +186,12 @@ impl Link {
             response_topic: Some(reply.topic.clone()),
             correlation_data: Some(reply.correlation.clone().into()),
             message_expiry_interval: expiry,
+            user_properties: self.sealed(
+                Kind::Job,
+                &reply.topic,
+                &reply.correlation,
+                line.as_bytes(),
+            ),
             ..PublishProperties::default()
         };
         let sent = self
@@ -168,6 +201,25 @@ impl Link {
         if let Err(e) = sent {
             log::warn!("cluster: cannot publish a job: {e}");
         }
+    }
+
+    /// The user property sealing a message, when the pool has a secret.
+    fn sealed(
+        &self,
+        kind: Kind,
+        topic: &str,
+        correlation: &[u8],
+        payload: &[u8],
+    ) -> Vec<(String, String)> {
+        self.seal
+            .iter()
+            .map(|s| {
+                (
+                    seal::PROPERTY.to_string(),
+                    s.sign(kind, topic, correlation, payload),
+                )
+            })
+            .collect()
     }
 
     /// Publishes a retained message.
@@ -188,8 +240,9 @@ impl Link {
     }
 }
 
-/// Polls the event loop until the client disconnects, reconnecting with backoff.
-async fn pump(mut ev: EventLoop, tx: UnboundedSender<Polled>) {
+/// Polls the event loop until the client disconnects, reconnecting with backoff; each
+/// message is checked against the pool's seal for its `incoming` kind.
+async fn pump(mut ev: EventLoop, tx: UnboundedSender<Polled>, seal: Option<Seal>, incoming: Kind) {
     let mut backoff = Duration::from_millis(100);
     let mut connected = false;
     let mut disconnecting = false;
@@ -204,7 +257,16 @@ async fn pump(mut ev: EventLoop, tx: UnboundedSender<Polled>) {
                 backoff = Duration::from_millis(100);
                 Polled::Connected
             }
-            Ok(Event::Incoming(Incoming::Publish(p))) => Polled::Message(Message(Box::new(p))),
+            Ok(Event::Incoming(Incoming::Publish(p))) => {
+                let mut m = Message {
+                    publish: Box::new(p),
+                    trusted: true,
+                };
+                if let Some(s) = &seal {
+                    m.trusted = m.sealed(s, incoming);
+                }
+                Polled::Message(m)
+            }
             Ok(Event::Outgoing(rumqttc::Outgoing::Disconnect)) => {
                 disconnecting = true;
                 continue;

@@ -12,6 +12,7 @@ pub mod client;
 pub mod job;
 mod link;
 pub mod remote;
+pub mod seal;
 pub mod worker;
 
 pub use job::{Job, JOB_TOPIC, MAX_JOB_BYTES};
@@ -31,6 +32,8 @@ pub struct Broker {
     /// User name and password.
     pub credentials: Option<(String, String)>,
     tls: Tls,
+    /// The pool's shared secret, when it has one: jobs and answers are sealed with it.
+    seal: Option<seal::Seal>,
 }
 
 /// A broker address's TLS.
@@ -57,7 +60,20 @@ impl Broker {
             port,
             credentials: None,
             tls: Tls::Off,
+            seal: None,
         }
+    }
+
+    /// The pool with a shared secret: every job and answer sealed with it, and those
+    /// without its seal dropped.
+    pub fn with_seal(mut self, seal: seal::Seal) -> Broker {
+        self.seal = Some(seal);
+        self
+    }
+
+    /// The pool's seal, if it has a secret.
+    pub(crate) fn seal(&self) -> Option<&seal::Seal> {
+        self.seal.as_ref()
     }
 
     /// Whether the address asked for TLS (`mqtts://`).
@@ -131,6 +147,7 @@ impl std::str::FromStr for Broker {
             port,
             credentials,
             tls,
+            seal: None,
         })
     }
 }

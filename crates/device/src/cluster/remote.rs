@@ -196,6 +196,9 @@ pub async fn run(
             },
             polled = link.next() => match polled {
                 Polled::Connected => link.subscribe(&topic).await,
+                Polled::Message(m) if !m.trusted => {
+                    log::warn!("cluster: an answer without this pool's seal was dropped");
+                }
                 Polled::Message(m) => {
                     let (c, payload) = m.answer();
                     let ours = Ticket::read(c).is_some_and(|t| Some(t) == current);

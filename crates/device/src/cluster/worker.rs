@@ -412,6 +412,10 @@ pub async fn run(cfg: WorkerConfig, parts: EngineParts, stop: impl Future<Output
                     link.subscribe(&shared_filter(&cfg.group)).await;
                     shown = Value::Null;
                 }
+                Polled::Message(m) if !m.trusted => {
+                    log::warn!("cluster: a job without this pool's seal was dropped");
+                    link.ack(&m).await;
+                }
                 Polled::Message(m) => {
                     let job = m.job();
                     match jobs.admit(&job, (generation, m), &parts.defaults) {
@@ -492,6 +496,7 @@ async fn finish(link: &Link, r: Routed<Token>, generation: u64) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::job::ANSWERS;
     use super::*;
     use tengen_search::SearchParams;
 
@@ -509,7 +514,7 @@ mod tests {
         Job {
             query: q.as_bytes().to_vec(),
             reply: topic.map(|t| Reply {
-                topic: t.into(),
+                topic: super::super::job::answer_topic(t),
                 correlation: b"c".to_vec(),
             }),
         }
@@ -541,7 +546,7 @@ mod tests {
                    "rootInfo": {"visits": 3}})
         };
         let r = jobs.route(line(&keys[1], 0, true)).unwrap();
-        assert_eq!((r.reply.topic.as_str(), r.done), ("b", None));
+        assert_eq!((r.reply.topic.as_str(), r.done), ("tengen/answers/b", None));
         assert_eq!(r.answer["id"], "same");
         assert_eq!(jobs.route(line(&keys[1], 0, false)).unwrap().done, None);
         let r = jobs.route(line(&keys[1], 1, false)).unwrap();
@@ -559,7 +564,7 @@ mod tests {
         let mut jobs = Jobs::default();
         match jobs.admit(&job("{not json", Some("a")), 1, &defaults()) {
             Admitted::Refused(r, v, 1) => {
-                assert_eq!(r.topic, "a");
+                assert_eq!(r.topic, "tengen/answers/a");
                 assert!(v["error"].as_str().unwrap().contains("JSON"), "{v}");
             }
             _ => panic!("not refused"),
@@ -632,7 +637,7 @@ mod tests {
         let order: Vec<String> = std::iter::from_fn(|| {
             let (key, _) = jobs.next_to_run(1)?;
             let r = jobs.route(json!({"id": key, "turnNumber": 0}))?;
-            Some(r.reply.topic)
+            Some(r.reply.topic.strip_prefix(ANSWERS)?.to_string())
         })
         .collect();
         assert_eq!(order, ["a", "b", "a", "a"]);
