@@ -20,7 +20,7 @@ use tengen_vision::track::{
     board_from_corners, default_reader, SettleConfig, Settled, Status, Stone, TrackStatus, Tracker,
     Watcher,
 };
-use tengen_vision::{CameraSettings, Frame, SourceSpec};
+use tengen_vision::{CameraSettings, Frame, FrameLimits, SourceSpec};
 
 use crate::config::{Camera, Config};
 
@@ -69,6 +69,10 @@ pub fn spawn(
             .format
             .parse::<FormatChoice>()
             .map_err(anyhow::Error::msg)?,
+        frame_limits: FrameLimits {
+            bytes: c.max_frame_bytes,
+            pixels: c.max_frame_pixels,
+        },
     };
     // A weak link: the camera thread must not keep the MQTT link open past shutdown.
     let mut thumbnails = out

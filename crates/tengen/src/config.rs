@@ -297,6 +297,10 @@ section! {
         thumbnail: bool = false,
         /// The thumbnail's side in pixels.
         thumbnail_px: u32 = 240,
+        /// The largest encoded frame read (a file, an MJPEG part), in bytes.
+        max_frame_bytes: u64 = tengen_vision::FrameLimits::default().bytes,
+        /// The most pixels a frame may have; checked before it is decoded.
+        max_frame_pixels: u64 = tengen_vision::FrameLimits::default().pixels,
     }
 }
 

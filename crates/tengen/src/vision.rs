@@ -9,7 +9,7 @@ use clap::{Args, Subcommand};
 use tengen_vision::source::v4l::FormatChoice;
 use tengen_vision::track::{default_reader, SettleConfig, Settled, Stone, Watcher};
 use tengen_vision::{
-    find_board, overlay, read_image, CameraSettings, FoundBoard, Frame, SourceSpec,
+    find_board, overlay, read_image, CameraSettings, FoundBoard, Frame, FrameLimits, SourceSpec,
 };
 
 /// `tengen vision` subcommands.
@@ -66,6 +66,12 @@ pub struct ReadArgs {
     /// A live source silent this long is reported stalled, milliseconds.
     #[arg(long, default_value_t = 5000)]
     stall_ms: u64,
+    /// The largest encoded frame read (a file, an MJPEG part), in bytes.
+    #[arg(long, default_value_t = FrameLimits::default().bytes)]
+    max_frame_bytes: u64,
+    /// The most pixels a frame may have; checked before it is decoded.
+    #[arg(long, default_value_t = FrameLimits::default().pixels)]
+    max_frame_pixels: u64,
 }
 
 /// Runs a `tengen vision` subcommand.
@@ -117,6 +123,10 @@ fn read(a: ReadArgs) -> Result<()> {
         height: a.height,
         fps: a.fps,
         format,
+        frame_limits: FrameLimits {
+            bytes: a.max_frame_bytes,
+            pixels: a.max_frame_pixels,
+        },
     };
     let single = matches!(spec, SourceSpec::Image(_));
     let settle = if single {

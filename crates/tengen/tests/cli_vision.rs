@@ -182,3 +182,90 @@ fn reads_the_stones_of_a_webcam_frame() {
     }
     assert!(std::fs::read(&overlay).unwrap().starts_with(b"\x89PNG"));
 }
+
+/// A PNG that promises `side` x `side` black RGB pixels: small on disk (zeros compress
+/// a thousandfold), 3 x side² bytes once decoded.
+fn bomb_png(path: &std::path::Path, side: u32) {
+    use std::io::Write;
+    fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
+        out.extend_from_slice(&(data.len() as u32).to_be_bytes());
+        let mut crc = flate2::Crc::new();
+        crc.update(kind);
+        crc.update(data);
+        out.extend_from_slice(kind);
+        out.extend_from_slice(data);
+        out.extend_from_slice(&crc.sum().to_be_bytes());
+    }
+    let mut ihdr = Vec::new();
+    ihdr.extend_from_slice(&side.to_be_bytes());
+    ihdr.extend_from_slice(&side.to_be_bytes());
+    ihdr.extend_from_slice(&[8, 2, 0, 0, 0]);
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+    let row = vec![0u8; 1 + 3 * side as usize];
+    for _ in 0..side {
+        z.write_all(&row).unwrap();
+    }
+    let idat = z.finish().unwrap();
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    chunk(&mut png, b"IHDR", &ihdr);
+    chunk(&mut png, b"IDAT", &idat);
+    chunk(&mut png, b"IEND", &[]);
+    std::fs::write(path, png).unwrap();
+}
+
+/// Runs `tengen vision read` and returns its output and its peak resident memory in MB.
+// The child is reaped by wait4 (for its resource usage), not by `Child::wait`.
+#[allow(clippy::zombie_processes)]
+fn read_measured(args: &[&std::ffi::OsStr]) -> (String, u64) {
+    let child = tengen()
+        .args(["vision", "read"])
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as nix::libc::pid_t;
+    let mut stdout = child.stdout.unwrap();
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut text).unwrap();
+    let mut status = 0;
+    // SAFETY: rusage is plain data that wait4 fills; `pid` is our own child, not yet
+    // reaped (its Child handle was consumed without waiting).
+    let mut usage: nix::libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: both pointers are to live locals of the types wait4 writes.
+    let reaped = unsafe { nix::libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(reaped, pid);
+    (text, usage.ru_maxrss as u64 / 1024)
+}
+
+/// The audit's attack: a 13,000 x 13,000 PNG of about half a megabyte, which decoded to
+/// 2 GB from a folder of frames. Its header is read and the frame refused before any
+/// decoding, whatever the source; a file over the byte limit is not read at all.
+#[test]
+fn frames_over_the_limits_are_refused_before_decoding() {
+    let dir = tempfile::tempdir().unwrap();
+    let frames = dir.path().join("frames");
+    std::fs::create_dir(&frames).unwrap();
+    let bomb = frames.join("1.png");
+    bomb_png(&bomb, 13_000);
+    let small = std::fs::metadata(&bomb).unwrap().len();
+    let one = [bomb.as_os_str(), "--frames".as_ref(), "1".as_ref()];
+    let folder = [frames.as_os_str(), "--frames".as_ref(), "1".as_ref()];
+    for (what, args) in [("the image", &one[..]), ("a folder of frames", &folder[..])] {
+        let (text, peak) = read_measured(args);
+        let status = text.lines().next().unwrap_or_default();
+        assert!(
+            status.contains("13000x13000, over the limit of 64000000 pixels"),
+            "{what}: {text}"
+        );
+        eprintln!("{what}: a {small}-byte PNG of 13,000² pixels refused; peak RSS {peak} MB");
+        assert!(peak < 150, "{what}: peak RSS {peak} MB");
+    }
+    // The byte limit, set low: the file is refused unread.
+    let (text, _) = read_measured(&[
+        bomb.as_os_str(),
+        "--max-frame-bytes".as_ref(),
+        "1000".as_ref(),
+    ]);
+    assert!(text.contains("over the limit of 1000"), "{text}");
+}

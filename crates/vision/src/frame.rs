@@ -52,6 +52,47 @@ pub enum FrameError {
     /// Bytes that are not an image in a format we decode (JPEG, PNG), or are corrupt.
     #[error("cannot decode the image")]
     Decode(#[from] image::ImageError),
+    /// An encoded image over the byte limit, refused unread.
+    #[error("the image is {bytes} bytes, over the limit of {limit} (camera.max_frame_bytes)")]
+    TooManyBytes {
+        /// Its size.
+        bytes: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// An image whose header promises more pixels than the limit, refused before decoding.
+    #[error(
+        "the image is {width}x{height}, over the limit of {limit} pixels (camera.max_frame_pixels)"
+    )]
+    TooManyPixels {
+        /// Width in pixels.
+        width: u32,
+        /// Height in pixels.
+        height: u32,
+        /// The limit.
+        limit: u64,
+    },
+}
+
+/// The most a frame may be: encoded bytes and decoded pixels, both checked before any
+/// decoding (a small PNG can promise 13,000 x 13,000 pixels, 2 GB once decoded).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FrameLimits {
+    /// Encoded bytes (a file, an MJPEG part).
+    pub bytes: u64,
+    /// Decoded pixels (width x height).
+    pub pixels: u64,
+}
+
+impl Default for FrameLimits {
+    /// 32 MiB encoded and 64 million pixels (a 50-megapixel phone photo passes; decoded
+    /// as RGB it takes at most 192 MB).
+    fn default() -> Self {
+        FrameLimits {
+            bytes: 32 << 20,
+            pixels: 64_000_000,
+        }
+    }
 }
 
 /// An owned image: RGB or grey, row-major, no padding.
@@ -105,13 +146,42 @@ impl Frame {
         )
     }
 
-    /// Decodes a JPEG or PNG (the format is read from the bytes).
+    /// Decodes a JPEG or PNG (the format is read from the bytes) within the default
+    /// [`FrameLimits`].
     pub fn decode(bytes: &[u8]) -> Result<Self, FrameError> {
+        Frame::decode_within(bytes, FrameLimits::default())
+    }
+
+    /// Decodes a JPEG or PNG within `limits`: its size and the pixel count its header
+    /// gives are checked first, and the decoder may allocate no more than that many
+    /// pixels need.
+    pub fn decode_within(bytes: &[u8], limits: FrameLimits) -> Result<Self, FrameError> {
+        if bytes.len() as u64 > limits.bytes {
+            return Err(FrameError::TooManyBytes {
+                bytes: bytes.len() as u64,
+                limit: limits.bytes,
+            });
+        }
         let format = image::guess_format(bytes)?;
         if format == image::ImageFormat::Jpeg && !jpeg_is_complete(bytes) {
             return Err(FrameError::TruncatedJpeg);
         }
-        let img = image::load_from_memory_with_format(bytes, format)?;
+        let reader = || image::ImageReader::with_format(std::io::Cursor::new(bytes), format);
+        let (width, height) = reader().into_dimensions()?;
+        if u64::from(width) * u64::from(height) > limits.pixels {
+            return Err(FrameError::TooManyPixels {
+                width,
+                height,
+                limit: limits.pixels,
+            });
+        }
+        let mut decoder_limits = image::Limits::default();
+        // RGBA at 16 bits a channel is the most any decoder keeps a pixel in, plus room
+        // for its working buffers.
+        decoder_limits.max_alloc = Some(limits.pixels.saturating_mul(8).saturating_add(64 << 20));
+        let mut r = reader();
+        r.limits(decoder_limits);
+        let img = r.decode()?;
         let rgb = img.into_rgb8();
         let (w, h) = (rgb.width() as usize, rgb.height() as usize);
         Frame::new(w, h, PixelFormat::Rgb, rgb.into_raw())

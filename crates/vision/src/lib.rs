@@ -15,7 +15,7 @@ pub mod thumbnail;
 pub mod track;
 
 pub use find::{find_board, FoundBoard, NoBoard};
-pub use frame::{Frame, FrameError, PixelFormat};
+pub use frame::{Frame, FrameError, FrameLimits, PixelFormat};
 pub use homography::{fit_ransac, Homography, Point, RobustFit};
 pub use read::{BoardReading, PointReading, PointState, StoneReader};
 pub use source::{

@@ -2,25 +2,58 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{FrameSource, SourceError};
-use crate::frame::Frame;
+use std::io::Read;
 
-/// Reads and decodes one image file.
+use super::{FrameSource, SourceError};
+use crate::frame::{Frame, FrameError, FrameLimits};
+
+/// Reads and decodes one image file within the default [`FrameLimits`].
 pub fn read_image(path: &Path) -> Result<Frame, SourceError> {
-    let bytes = std::fs::read(path).map_err(|source| SourceError::Io {
+    read_image_within(path, FrameLimits::default())
+}
+
+/// Reads and decodes one image file within `limits`: a file over the byte limit is not
+/// read at all (nor more of a file that grows while read), and its pixels are checked
+/// before decoding.
+pub fn read_image_within(path: &Path, limits: FrameLimits) -> Result<Frame, SourceError> {
+    let io = |source| SourceError::Io {
         path: path.to_path_buf(),
         source,
-    })?;
-    Frame::decode(&bytes).map_err(|source| SourceError::Frame {
+    };
+    let bad = |source| SourceError::Frame {
         path: path.to_path_buf(),
         source,
-    })
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
+    if !meta.is_file() {
+        return Err(io(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        )));
+    }
+    let too_big = |bytes| FrameError::TooManyBytes {
+        bytes,
+        limit: limits.bytes,
+    };
+    if meta.len() > limits.bytes {
+        return Err(bad(too_big(meta.len())));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(limits.bytes.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > limits.bytes {
+        return Err(bad(too_big(bytes.len() as u64)));
+    }
+    Frame::decode_within(&bytes, limits).map_err(bad)
 }
 
 /// One image file: a single frame, then the end.
 #[derive(Debug)]
 pub struct ImageFile {
     path: Option<PathBuf>,
+    limits: FrameLimits,
 }
 
 impl ImageFile {
@@ -28,14 +61,21 @@ impl ImageFile {
     pub fn new(path: impl Into<PathBuf>) -> Self {
         ImageFile {
             path: Some(path.into()),
+            limits: FrameLimits::default(),
         }
+    }
+
+    /// The same source, its frame within `limits`.
+    pub fn with_limits(mut self, limits: FrameLimits) -> Self {
+        self.limits = limits;
+        self
     }
 }
 
 impl FrameSource for ImageFile {
     fn next_frame(&mut self) -> Result<Option<Frame>, SourceError> {
         match self.path.take() {
-            Some(p) => read_image(&p).map(Some),
+            Some(p) => read_image_within(&p, self.limits).map(Some),
             None => Ok(None),
         }
     }
@@ -45,6 +85,7 @@ impl FrameSource for ImageFile {
 #[derive(Debug)]
 pub struct FrameFolder {
     files: std::vec::IntoIter<PathBuf>,
+    limits: FrameLimits,
 }
 
 impl FrameFolder {
@@ -70,7 +111,14 @@ impl FrameFolder {
         });
         Ok(FrameFolder {
             files: files.into_iter(),
+            limits: FrameLimits::default(),
         })
+    }
+
+    /// The same folder, each frame within `limits`.
+    pub fn with_limits(mut self, limits: FrameLimits) -> Self {
+        self.limits = limits;
+        self
     }
 
     /// How many frames are left.
@@ -82,7 +130,7 @@ impl FrameFolder {
 impl FrameSource for FrameFolder {
     fn next_frame(&mut self) -> Result<Option<Frame>, SourceError> {
         match self.files.next() {
-            Some(p) => read_image(&p).map(Some),
+            Some(p) => read_image_within(&p, self.limits).map(Some),
             None => Ok(None),
         }
     }

@@ -20,6 +20,7 @@ pub struct GstSource {
     text: String,
     stall: Duration,
     running: Option<Running>,
+    limits: crate::frame::FrameLimits,
 }
 
 struct Running {
@@ -42,9 +43,16 @@ impl GstSource {
             text: text.to_string(),
             stall,
             running: None,
+            limits: crate::frame::FrameLimits::default(),
         };
         source.build()?;
         Ok(source)
+    }
+
+    /// The same pipeline, its frames within `limits` (pixels; they come decoded).
+    pub fn with_limits(mut self, limits: crate::frame::FrameLimits) -> Self {
+        self.limits = limits;
+        self
     }
 
     fn origin(&self) -> String {
@@ -140,6 +148,16 @@ impl GstSource {
                 .ok_or_else(|| bad(format!("caps without a {k}")))
         };
         let (w, h) = (dim("width")?, dim("height")?);
+        if (w as u64).saturating_mul(h as u64) > self.limits.pixels {
+            return Err(SourceError::BadFrame {
+                origin: self.origin(),
+                source: crate::frame::FrameError::TooManyPixels {
+                    width: w as u32,
+                    height: h as u32,
+                    limit: self.limits.pixels,
+                },
+            });
+        }
         let buffer = sample
             .buffer()
             .ok_or_else(|| bad("a sample without a buffer".into()))?;

@@ -7,7 +7,7 @@ use std::net::{TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
 use super::{Grabber, SourceError};
-use crate::frame::Frame;
+use crate::frame::{Frame, FrameError, FrameLimits};
 
 /// Longest header line, and most header lines, taken from a server.
 const MAX_LINE: usize = 8 * 1024;
@@ -74,6 +74,7 @@ pub struct MjpegHttp {
     origin: String,
     timeout: Duration,
     conn: Option<Conn>,
+    limits: FrameLimits,
 }
 
 impl MjpegHttp {
@@ -89,7 +90,31 @@ impl MjpegHttp {
             origin: url.to_string(),
             timeout,
             conn: None,
+            limits: FrameLimits::default(),
         })
+    }
+
+    /// The same stream, each frame within `limits` (a part over the byte limit is
+    /// skipped unread, like one over the stream's own limit).
+    pub fn with_limits(mut self, limits: FrameLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// A part over the byte limit, as the frame it would have been.
+    fn too_big(&self, bytes: usize) -> SourceError {
+        SourceError::BadFrame {
+            origin: self.origin.clone(),
+            source: FrameError::TooManyBytes {
+                bytes: bytes as u64,
+                limit: self.max_part() as u64,
+            },
+        }
+    }
+
+    /// The most bytes one part may have.
+    fn max_part(&self) -> usize {
+        usize::try_from(self.limits.bytes).map_or(MAX_PART, |b| b.min(MAX_PART))
     }
 
     fn disconnected(&self, reason: impl Into<String>) -> SourceError {
@@ -275,9 +300,11 @@ impl MjpegHttp {
         if let Some(len) = header(&headers, "content-length") {
             let len: usize = len
                 .parse()
-                .ok()
-                .filter(|&n| n <= MAX_PART)
-                .ok_or_else(|| self.not_mjpeg(format!("bad part length {len:?}")))?;
+                .map_err(|_| self.not_mjpeg(format!("bad part length {len:?}")))?;
+            if len > self.max_part() {
+                // Refused before it is read; the connection is dropped with it.
+                return Err(self.too_big(len));
+            }
             while c.buf.len() - c.pos < len {
                 self.fill(c, deadline)?;
             }
@@ -303,8 +330,8 @@ impl MjpegHttp {
                 c.at_part = true;
                 return Ok(data);
             }
-            if hay.len() > MAX_PART {
-                return Err(self.not_mjpeg("a part with no length is too long".into()));
+            if hay.len() > self.max_part() {
+                return Err(self.too_big(hay.len()));
             }
             searched = hay.len().saturating_sub(marker.len());
             self.fill(c, deadline)?;
@@ -322,7 +349,7 @@ impl Grabber for MjpegHttp {
         // Any failure to read drops the connection; a bad JPEG in a whole part does not.
         let bytes = self.part(&mut conn, deadline)?;
         self.conn = Some(conn);
-        Frame::decode(&bytes).map_err(|source| SourceError::BadFrame {
+        Frame::decode_within(&bytes, self.limits).map_err(|source| SourceError::BadFrame {
             origin: self.origin.clone(),
             source,
         })

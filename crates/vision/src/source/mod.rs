@@ -16,7 +16,7 @@ mod latest;
 pub mod mjpeg_http;
 pub mod v4l;
 
-pub use file::{read_image, FrameFolder, ImageFile};
+pub use file::{read_image, read_image_within, FrameFolder, ImageFile};
 #[cfg(feature = "gstreamer")]
 pub use gst::GstSource;
 pub use latest::{Grabber, Latest};
@@ -237,16 +237,20 @@ impl SourceSpec {
         camera: &CameraSettings,
         stall: Duration,
     ) -> Result<Box<dyn FrameSource + Send>, SourceError> {
+        let limits = camera.frame_limits;
         Ok(match self {
-            SourceSpec::Image(p) => Box::new(ImageFile::new(p.clone())),
-            SourceSpec::Folder(p) => Box::new(FrameFolder::open(p)?),
-            SourceSpec::Http(url) => Box::new(Latest::spawn(MjpegHttp::new(url, stall)?, stall)),
+            SourceSpec::Image(p) => Box::new(ImageFile::new(p.clone()).with_limits(limits)),
+            SourceSpec::Folder(p) => Box::new(FrameFolder::open(p)?.with_limits(limits)),
+            SourceSpec::Http(url) => Box::new(Latest::spawn(
+                MjpegHttp::new(url, stall)?.with_limits(limits),
+                stall,
+            )),
             SourceSpec::Device(p) => Box::new(Latest::spawn(
                 Camera::new(p.clone(), camera.clone(), stall),
                 stall,
             )),
-            SourceSpec::Gst(p) => open_gst(p, stall)?,
-            SourceSpec::Csi(sensor) => open_gst(&csi_pipeline(*sensor, camera), stall)?,
+            SourceSpec::Gst(p) => open_gst(p, stall, limits)?,
+            SourceSpec::Csi(sensor) => open_gst(&csi_pipeline(*sensor, camera), stall, limits)?,
         })
     }
 }
@@ -281,12 +285,22 @@ pub fn pipeline_with_sink(pipeline: &str, sink: &str) -> String {
 }
 
 #[cfg(feature = "gstreamer")]
-fn open_gst(pipeline: &str, stall: Duration) -> Result<Box<dyn FrameSource + Send>, SourceError> {
-    Ok(Box::new(GstSource::new(pipeline, stall)?))
+fn open_gst(
+    pipeline: &str,
+    stall: Duration,
+    limits: crate::frame::FrameLimits,
+) -> Result<Box<dyn FrameSource + Send>, SourceError> {
+    Ok(Box::new(
+        GstSource::new(pipeline, stall)?.with_limits(limits),
+    ))
 }
 
 #[cfg(not(feature = "gstreamer"))]
-fn open_gst(pipeline: &str, _stall: Duration) -> Result<Box<dyn FrameSource + Send>, SourceError> {
+fn open_gst(
+    pipeline: &str,
+    _stall: Duration,
+    _limits: crate::frame::FrameLimits,
+) -> Result<Box<dyn FrameSource + Send>, SourceError> {
     Err(SourceError::NotBuilt {
         origin: format!("gst:{pipeline}"),
         reason: "GStreamer sources need tengen built with --features gstreamer".into(),

@@ -28,6 +28,8 @@ pub struct CameraSettings {
     pub fps: u32,
     /// Which pixel format to ask for.
     pub format: FormatChoice,
+    /// The largest frame any source may hand over (files, folders and streams too).
+    pub frame_limits: crate::frame::FrameLimits,
 }
 
 impl Default for CameraSettings {
@@ -37,6 +39,7 @@ impl Default for CameraSettings {
             height: 720,
             fps: 15,
             format: FormatChoice::Auto,
+            frame_limits: crate::frame::FrameLimits::default(),
         }
     }
 }
