@@ -15,7 +15,7 @@ use tengen_rules::{BoardSize, Move, Player};
 
 pub use crate::game_settings::GameSettings;
 use crate::history::{History, MAX_RECORDS};
-use crate::journal::{Journal, JournalError};
+use crate::journal::{self, Journal, JournalError};
 use crate::payload::{
     decode_command, decode_snapshot, Alert, AnalysisMsg, CameraStatus, Command, EngineSide, FixMsg,
     GtpReply, MoveBy, MoveMsg, State,
@@ -177,10 +177,18 @@ impl Appliance {
         settings: Settings,
     ) -> Result<Appliance, ApplianceError> {
         settings.game.check().map_err(ApplianceError::Setup)?;
-        let opened = Journal::open_or_recover(state_dir)?;
+        // A journal that cannot be written (a full disk, a read-only card) must not keep
+        // the board down: the game is shown from what can be read, and changes are
+        // refused, with an alert, until the journal can be written again.
+        let (journal, records, quarantined, unwritable) = match Journal::open_or_recover(state_dir)
+        {
+            Ok(o) => (Some(o.journal), o.records, o.quarantined, None),
+            Err(e @ JournalError::Corrupt { .. }) => return Err(e.into()),
+            Err(e) => (None, journal::read_only(state_dir), None, Some(e)),
+        };
         let mut app = Appliance {
             engine,
-            journal: Some(opened.journal),
+            journal,
             history: History::default(),
             state_dir: state_dir.to_path_buf(),
             reconciler: Reconciler::new(settings.window),
@@ -194,7 +202,33 @@ impl Appliance {
             archived: false,
             outbox: Vec::new(),
         };
-        if let Some(q) = &opened.quarantined {
+        let mut unwritable = unwritable.map(|e| e.to_string());
+        if records.is_empty() && unwritable.is_none() {
+            let game = app.game.clone();
+            if let Err(e) = app.start_game(&game) {
+                if app.journal.is_some() {
+                    return Err(ApplianceError::Setup(e));
+                }
+                unwritable = Some(e);
+            }
+        }
+        if let Some(e) = &unwritable {
+            if records.is_empty() {
+                // Shown, not recorded: the setup goes in first once the journal can be
+                // written (see `writable`).
+                app.show_unrecorded();
+            }
+            app.alert_error(
+                "journal",
+                format!(
+                    "the journal cannot be written ({e}); the game is shown from the {} \
+                     records read, and changes are refused until it can be written \
+                     (free space in the state directory)",
+                    records.len()
+                ),
+            );
+        }
+        if let Some(q) = &quarantined {
             app.alert_error(
                 "journal",
                 format!(
@@ -203,19 +237,13 @@ impl Appliance {
                     q.line,
                     q.reason,
                     q.kept_as.display(),
-                    opened.records.len()
+                    records.len()
                 ),
             );
         }
-        if opened.records.is_empty() {
-            let game = app.game.clone();
-            app.start_game(&game).map_err(ApplianceError::Setup)?;
-        } else {
-            log::info!(
-                "resuming the game from {} journal records",
-                opened.records.len()
-            );
-            app.replay(&read_records(&opened.records));
+        if !records.is_empty() {
+            log::info!("resuming the game from {} journal records", records.len());
+            app.replay(&read_records(&records));
             app.compact();
         }
         app.after_change();
@@ -686,7 +714,13 @@ impl Appliance {
             Ok((journal, records)) => {
                 let on_disk = History::of(&read_records(&records));
                 self.journal = Some(journal);
-                if on_disk != self.history {
+                if records.is_empty() && self.history == History::default() {
+                    // Started without a journal and nothing recorded yet: the game's
+                    // setup goes in first.
+                    let game = self.game.clone();
+                    self.start_game(&game)?;
+                    self.after_change();
+                } else if on_disk != self.history {
                     log::warn!("the journal on disk differs from memory; replaying the disk");
                     self.history = on_disk;
                     self.rebuild();
@@ -848,6 +882,20 @@ impl Appliance {
         self.start_game(g)?;
         self.after_change();
         Ok(String::new())
+    }
+
+    /// Sets up the configured game in the engine without recording it (the journal
+    /// cannot be written): the board shows the right size and rules meanwhile.
+    fn show_unrecorded(&mut self) {
+        let records = match self.game.setup_records(&self.setting_records()) {
+            Ok(r) => r,
+            Err(e) => return log::warn!("cannot set up the game: {e}"),
+        };
+        for r in &records {
+            if let Err(e) = self.apply(r) {
+                log::warn!("cannot set up the game: {r}: {e}");
+            }
+        }
     }
 
     /// Sets up `g` in the engine and makes its setup the whole journal; on any failure

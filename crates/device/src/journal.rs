@@ -73,6 +73,10 @@ pub enum JournalError {
     /// An earlier write failed part-way, so memory and disk may disagree; reopen the journal.
     #[error("journal is unusable after a failed write; reopen it")]
     Unusable,
+    /// Something other than a regular file stands at the journal's path (a FIFO would
+    /// hang the start-up, a device would be read for ever).
+    #[error("{} is not a regular file; move it away", .0.display())]
+    NotRegular(PathBuf),
 }
 
 /// The unfinished game's record in a state directory: `<dir>/journal.jsonl` and archived games in `<dir>/games/`.
@@ -121,6 +125,7 @@ impl Journal {
     pub fn open(dir: &Path) -> Result<(Journal, Vec<String>), JournalError> {
         ensure_dir(dir)?;
         let path = dir.join(JOURNAL_NAME);
+        refuse_non_regular(&path)?;
         let mut file = OpenOptions::new()
             .read(true)
             .append(true)
@@ -299,6 +304,28 @@ impl Journal {
     }
 }
 
+/// The records a journal holds, read without writing anything (its damaged or torn
+/// lines left out): what a daemon shows when the journal cannot be opened for writing,
+/// e.g. on a full disk. Empty when there is no readable journal.
+pub fn read_only(dir: &Path) -> Vec<String> {
+    let path = dir.join(JOURNAL_NAME);
+    if refuse_non_regular(&path).is_err() {
+        return Vec::new();
+    }
+    match fs::read(&path) {
+        Ok(bytes) => parse_prefix(&bytes).0,
+        Err(_) => Vec::new(),
+    }
+}
+
+/// An error when something other than a regular file (or nothing) is at `path`.
+pub fn refuse_non_regular(path: &Path) -> Result<(), JournalError> {
+    match fs::symlink_metadata(path) {
+        Ok(m) if !m.file_type().is_file() => Err(JournalError::NotRegular(path.to_path_buf())),
+        _ => Ok(()),
+    }
+}
+
 /// A journal opened by [`Journal::open_or_recover`].
 #[derive(Debug)]
 pub struct Opened {
@@ -449,6 +476,7 @@ fn decode(line: &[u8], expected_seq: u64) -> Result<String, LineError> {
 
 /// Writes `data` as the whole content of `path` and fsyncs it; returns the handle, in append mode.
 fn write_durably(path: &Path, data: &[u8]) -> Result<File, JournalError> {
+    refuse_non_regular(path)?;
     let mut file = OpenOptions::new()
         .append(true)
         .create(true)
@@ -456,10 +484,36 @@ fn write_durably(path: &Path, data: &[u8]) -> Result<File, JournalError> {
         .map_err(io_err("create", path))?;
     // A leftover from an interrupted earlier attempt is emptied first (append mode cannot
     // be combined with truncate-on-open).
-    file.set_len(0).map_err(io_err("truncate", path))?;
-    file.write_all(data).map_err(io_err("write", path))?;
-    file.sync_all().map_err(io_err("fsync", path))?;
+    let written = file
+        .set_len(0)
+        .map_err(io_err("truncate", path))
+        .and_then(|()| file.write_all(data).map_err(io_err("write", path)))
+        .and_then(|()| file.sync_all().map_err(io_err("fsync", path)));
+    if let Err(e) = written {
+        // A half-written temporary file only takes space a full disk lacks.
+        drop(file);
+        let _ = fs::remove_file(path);
+        return Err(e);
+    }
     Ok(file)
+}
+
+/// Removes the temporary files an interrupted write left in `dir` (`*.tmp`: never a
+/// journal, archive or state file, which only take their names by a rename once whole).
+pub fn remove_temporaries(dir: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let regular = entry.file_type().is_ok_and(|t| t.is_file());
+        if regular && path.extension().is_some_and(|e| e == "tmp") {
+            match fs::remove_file(&path) {
+                Ok(()) => log::info!("removed {} left by an interrupted write", path.display()),
+                Err(e) => log::warn!("cannot remove {}: {e}", path.display()),
+            }
+        }
+    }
 }
 
 /// Makes entries created, renamed or removed in `dir` durable.

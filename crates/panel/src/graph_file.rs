@@ -62,6 +62,16 @@ pub fn load(path: &Path) -> Result<Option<Saved>, GraphFileError> {
         path: path.to_path_buf(),
         source,
     };
+    // A FIFO would block the open until a writer came; a device would never end.
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if !m.file_type().is_file() => {
+            return Err(read_err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "not a regular file; move it away",
+            )))
+        }
+        _ => {}
+    }
     let file = match std::fs::File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),

@@ -179,6 +179,7 @@ pub fn load_cached(source: &ModelSource, size: BoardSize, dir: &Path) -> Result<
     };
     let prefix = format!("{stem}-{}x{}-", size.width(), size.height());
     let file = dir.join(format!("{prefix}{key:016x}.onnx"));
+    tengen_device::journal::remove_temporaries(dir);
     if file.is_file() {
         match load_path(&file, DEFAULT_MAX_MODEL_BYTES) {
             Ok(model) => {
@@ -223,18 +224,42 @@ fn bytes_key(bytes: &[u8]) -> u64 {
     h.finish()
 }
 
+/// Space a graph leaves free beside it: the journal and the archived games come first.
+const KEEP_FREE: u64 = 16 << 20;
+
 /// Writes `bytes` to `file` through a synced temporary file and a rename, so that a crash
 /// never leaves half a graph under the final name; then removes stale files of `prefix`.
+/// Nothing is written unless the filesystem keeps [`KEEP_FREE`] bytes free after it, and
+/// a failed write leaves no temporary file behind.
 fn store(dir: &Path, file: &Path, prefix: &str, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     std::fs::create_dir_all(dir)?;
+    let stat = nix::sys::statvfs::statvfs(dir).map_err(std::io::Error::from)?;
+    // The block counts are narrower than u64 on 32-bit targets.
+    #[allow(clippy::useless_conversion)]
+    let free = u64::from(stat.blocks_available()).saturating_mul(u64::from(stat.fragment_size()));
+    if free < bytes.len() as u64 + KEEP_FREE {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::StorageFull,
+            format!(
+                "{} bytes free, a graph of {} needs {} more kept free",
+                free,
+                bytes.len(),
+                KEEP_FREE
+            ),
+        ));
+    }
     let tmp = file.with_extension("onnx.tmp");
-    {
+    let written = (|| {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(bytes)?;
         f.sync_all()?;
+        std::fs::rename(&tmp, file)
+    })();
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
     }
-    std::fs::rename(&tmp, file)?;
     for entry in std::fs::read_dir(dir)?.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
         if name.starts_with(prefix) && entry.path() != file {

@@ -54,6 +54,12 @@ pub fn run(a: ServeArgs) -> Result<()> {
     let dir = cfg.state.dir.clone();
     tengen_device::journal::ensure_dir(&dir).context("state.dir")?;
     let _lock = lock_state_dir(&dir)?;
+    tengen_device::journal::remove_temporaries(&dir);
+    // The journal exists before any cache is written beside it: on a nearly full disk
+    // the game's record comes first. (Failing here is for Appliance::open to report.)
+    if let Err(e) = tengen_device::journal::Journal::open(&dir) {
+        log::warn!("the journal cannot be opened yet: {e}");
+    }
 
     let started = Instant::now();
     // Raised to end a search at once: by a stop signal for good, by the watchdog for

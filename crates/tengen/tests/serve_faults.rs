@@ -3,7 +3,9 @@
 //! `kill -9` in the middle of a stream of moves never loses an acknowledged one, the
 //! serial session survives an unplugged cable and garbage on the line, a long search is
 //! cut short by the systemd watchdog's deadline, and SIGTERM stops the daemon within
-//! seconds during a long search or a flood on the line.
+//! seconds during a long search or a flood on the line. Over MQTT: a full state
+//! directory (a small tmpfs, filled) still starts, with an alert, and records again once
+//! there is room; a FIFO at the journal's path does not hang the start.
 //!
 //! Without a model the daemon runs the classical engine and starts in well under a
 //! second. Each test prints "skipped: socat not installed" and passes when socat is
@@ -13,11 +15,14 @@
 use std::io::Write;
 use std::os::unix::net::UnixDatagram;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 mod support;
+
+use support::mqtt::{setup, Observer};
 
 use support::serial::{have_socat, random_game, sgf_moves, start_session, Daemon, Port, Socat};
 
@@ -405,4 +410,168 @@ impl Daemon {
     fn log_has(&self, text: &str) -> bool {
         std::fs::read_to_string(&self.log).is_ok_and(|l| l.contains(text))
     }
+}
+
+// `tengen serve` on a full or odd state directory: a small tmpfs, filled, holds the
+// state directory; the daemon still starts, says why nothing is recorded, leaves no
+// temporary file behind, and records again once there is room. Needs mosquitto and
+// root (to mount the tmpfs); it fails saying so without them.
+
+/// A tmpfs of `kib` KiB mounted at `dir`, unmounted when dropped.
+struct Tmpfs(std::path::PathBuf);
+
+impl Tmpfs {
+    fn mount(dir: &Path, kib: u32) -> Tmpfs {
+        std::fs::create_dir_all(dir).unwrap();
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={kib}k"), "tmpfs"])
+            .arg(dir)
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(
+            ok,
+            "cannot mount a tmpfs at {} (this test needs root)",
+            dir.display()
+        );
+        Tmpfs(dir.to_path_buf())
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+/// Fills the filesystem of `dir` with one file until it takes no more bytes.
+fn fill(dir: &Path) -> std::path::PathBuf {
+    use std::io::Write;
+    let path = dir.join("filler");
+    let mut f = std::fs::File::create(&path).unwrap();
+    let block = vec![0u8; 4096];
+    while f.write_all(&block).is_ok() {}
+    while f.write_all(&[0]).is_ok() {}
+    let _ = f.sync_all();
+    path
+}
+
+fn temporaries(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    for sub in [dir.to_path_buf(), dir.join("cache")] {
+        for e in std::fs::read_dir(sub).into_iter().flatten().flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.ends_with(".tmp") {
+                found.push(name);
+            }
+        }
+    }
+    found
+}
+
+const CONFIG: &str = "[engine]\nmodel = \"bundled\"\nthreads = 1\nvisits = 4\n\
+                      [game]\nsize = 9\nengine = \"none\"\n";
+
+fn gtp_over_mqtt(obs: &Observer, line: &str, id: &str) -> serde_json::Value {
+    let from = obs.count();
+    obs.publish(
+        "command",
+        format!(r#"{{"cmd":"gtp","line":"{line}","id":"{id}"}}"#),
+    );
+    obs.wait(from, "gtp/reply", |r| r["id"] == id).1
+}
+
+#[test]
+fn a_full_state_directory_starts_with_an_alert_and_records_once_there_is_room() {
+    let Some((dir, broker)) = setup("a_full_state_directory") else {
+        return;
+    };
+    let state = dir.path().join("state");
+    let _disk = Tmpfs::mount(&state, 1024);
+    let filler = fill(&state);
+    let obs = Observer::connect(broker.port, "obs");
+
+    // A full disk, no journal yet, the bundled network's graph to cache (4 MB).
+    let started = Instant::now();
+    let mut daemon = support::mqtt::Daemon::start_with(
+        dir.path(),
+        broker.port,
+        "gtp_commands = [\"*\"]\n",
+        CONFIG,
+    );
+    let (_, alert) = obs.wait_for(0, "alert", Duration::from_secs(60), |a| {
+        a["source"] == "journal"
+    });
+    let up = started.elapsed();
+    assert!(
+        alert["message"]
+            .as_str()
+            .unwrap()
+            .contains("cannot be written"),
+        "{alert}"
+    );
+    obs.wait(0, "status", |s| s["pid"].is_number());
+    assert!(daemon.alive(), "{}", daemon.log());
+    assert_eq!(temporaries(&state), Vec::<String>::new());
+    // A change is refused, not acknowledged unrecorded.
+    let r = gtp_over_mqtt(&obs, "play b E5", "p1");
+    assert_eq!(r["ok"], false, "{r}");
+
+    // Room again: the next change is recorded.
+    std::fs::remove_file(&filler).unwrap();
+    let r = gtp_over_mqtt(&obs, "play b E5", "p2");
+    assert_eq!(r["ok"], true, "{r}");
+    let journal = std::fs::read_to_string(state.join("journal.jsonl")).unwrap();
+    assert!(journal.contains("E5"), "{journal}");
+    let log = daemon.log();
+    drop(daemon);
+    eprintln!(
+        "full 1 MiB state directory: up with a journal alert in {:.1} s, no temporary \
+         file left, E5 recorded once space was freed",
+        up.as_secs_f64()
+    );
+    assert!(log.contains("cannot cache the graph"), "{log}");
+
+    // A journal damaged in the middle, on a full disk: it cannot be rewritten, so the
+    // daemon shows what it can read and says so, instead of exiting at every start.
+    let mut lines: Vec<String> = journal.lines().map(str::to_string).collect();
+    let last = lines.len() - 1;
+    lines.insert(last, "{not a record".into());
+    std::fs::write(state.join("journal.jsonl"), lines.join("\n") + "\n").unwrap();
+    let filler = fill(&state);
+    let from = obs.count();
+    let mut daemon = support::mqtt::Daemon::start_with(
+        dir.path(),
+        broker.port,
+        "gtp_commands = [\"*\"]\n",
+        CONFIG,
+    );
+    let (_, alert) = obs.wait_for(from, "alert", Duration::from_secs(60), |a| {
+        a["source"] == "journal"
+    });
+    assert!(daemon.alive(), "{}", daemon.log());
+    eprintln!("damaged journal on a full disk: {}", alert["message"]);
+    drop(daemon);
+    std::fs::remove_file(&filler).unwrap();
+
+    // Something other than a file at the journal's path must not hang the start.
+    std::fs::remove_file(state.join("journal.jsonl")).unwrap();
+    let fifo = state.join("journal.jsonl");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let from = obs.count();
+    let mut daemon = support::mqtt::Daemon::start_with(dir.path(), broker.port, "", CONFIG);
+    let (_, alert) = obs.wait_for(from, "alert", Duration::from_secs(60), |a| {
+        a["source"] == "journal"
+    });
+    assert!(
+        alert["message"]
+            .as_str()
+            .unwrap()
+            .contains("not a regular file"),
+        "{alert}"
+    );
+    assert!(daemon.alive(), "{}", daemon.log());
 }
