@@ -297,6 +297,9 @@ enum Polled {
     TooLarge(String, usize),
     /// Our own disconnect went out: the next error ends the loop.
     Disconnect,
+    /// (MQTT 3.1.1) A packet of this many bytes, over [`MAX_INCOMING_PACKET`], cut the
+    /// link; the next connection is clean, discarding what the broker held for us.
+    Oversized(usize),
     Other,
 }
 
@@ -423,11 +426,7 @@ impl Loop {
                     // cut the link for good. A clean session discards it (and whatever else
                     // was queued for us), so that the device stays reachable.
                     ev.mqtt_options.set_clean_session(true);
-                    Err(format!(
-                        "a message of {n} bytes, over the {MAX_INCOMING_PACKET}-byte limit, \
-                         was sent to us; reconnecting with a clean session to discard it \
-                         (messages queued for us meanwhile are lost)"
-                    ))
+                    Ok(Polled::Oversized(n))
                 }
                 Ok(rumqttc::Event::Incoming(rumqttc::Packet::Publish(p))) => {
                     Ok(Polled::publish(p.topic, &p.payload))
@@ -523,6 +522,9 @@ impl Link {
         // The last connection failure logged: a new reason is a warning, a repeat is not.
         let mut last_failure = String::new();
         let mut disconnecting = false;
+        // An oversized message's size, until the clean session that discarded it (and
+        // whatever was queued behind it) is up and the loss can be told.
+        let mut discarded = None;
         loop {
             match ev.poll().await {
                 Ok(Polled::ConnAck) => {
@@ -531,6 +533,28 @@ impl Link {
                     last_failure.clear();
                     backoff = Duration::from_millis(250);
                     self.on_connect(&prefix, &snapshot_topic, &command_topic);
+                    if let Some(n) = discarded.take() {
+                        let alert = Alert::Error {
+                            source: "mqtt".into(),
+                            message: format!(
+                                "a message of {n} bytes, over the {MAX_INCOMING_PACKET}-byte \
+                                 limit, was discarded with the messages queued behind it \
+                                 (MQTT 3.1.1 cannot tell the broker the limit; use \
+                                 mqtt.protocol = \"5\"): send recent commands again"
+                            ),
+                        };
+                        publish_alert(&self.client, &prefix, &alert);
+                    }
+                }
+                Ok(Polled::Oversized(n)) => {
+                    self.connected.store(false, Ordering::SeqCst);
+                    log::warn!(
+                        "mqtt: a message of {n} bytes, over the {MAX_INCOMING_PACKET}-byte \
+                         limit, was sent to us; reconnecting with a clean session to \
+                         discard it (messages queued for us meanwhile are lost)"
+                    );
+                    discarded = Some(n);
+                    tokio::time::sleep(backoff).await;
                 }
                 Ok(Polled::Publish(t, payload)) => {
                     if let Some(input) = Input::of(&t, &prefix) {

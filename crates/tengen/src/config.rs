@@ -174,8 +174,10 @@ section! {
         tls: bool = false,
         /// Connect at all (false: serial only).
         enabled: bool = true,
-        /// `3.1.1` or `5`.
-        protocol: String = "3.1.1".into(),
+        /// `5` (it tells the broker the largest message the device takes, so a bigger
+        /// one is dropped at the broker and nothing behind it is lost) or `3.1.1` (for
+        /// old brokers).
+        protocol: String = "5".into(),
         /// CA certificate (PEM) that signed the broker's.
         tls_ca: Option<PathBuf>,
         /// Client certificate (PEM), for brokers that ask for one.

@@ -194,7 +194,8 @@ impl Observer {
         let mut o = MqttOptions::new(format!("{name}-{}", std::process::id()), "127.0.0.1", port);
         o.set_keep_alive(Duration::from_secs(5));
         o.set_clean_session(clean);
-        o.set_max_packet_size(4 << 20, 4 << 20);
+        // Big enough for the oversized messages some tests send the daemon.
+        o.set_max_packet_size(16 << 20, 16 << 20);
         let (client, mut conn) = Client::new(o, 100);
         let seen = Arc::new(Mutex::new(Vec::new()));
         let (c2, s2) = (client.clone(), seen.clone());
