@@ -8,8 +8,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body;
-use axum::extract::{ConnectInfo, Path, State};
+use axum::extract::{ConnectInfo, Path, Request, State};
 use axum::http::{header, HeaderMap, StatusCode};
+use axum::middleware::Next;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -95,6 +96,81 @@ impl IntoResponse for ApiError {
 
 type ApiResult<T> = Result<T, ApiError>;
 
+/// What every response carries: the page loads only its own scripts, styles and data,
+/// in no other site's frame, and types are never guessed.
+const SECURITY_HEADERS: [(header::HeaderName, &str); 4] = [
+    (
+        header::CONTENT_SECURITY_POLICY,
+        "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; \
+         form-action 'self'; frame-ancestors 'none'",
+    ),
+    (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+    (header::X_FRAME_OPTIONS, "DENY"),
+    (header::REFERRER_POLICY, "no-referrer"),
+];
+
+/// The host part of a `Host` header or an origin's authority: the name or address
+/// without the port, lower case.
+fn host_name(authority: &str) -> String {
+    let a = authority.trim();
+    let name = if let Some(rest) = a.strip_prefix('[') {
+        rest.split(']').next().unwrap_or_default()
+    } else {
+        match a.rsplit_once(':') {
+            Some((h, port)) if port.bytes().all(|b| b.is_ascii_digit()) => h,
+            _ => a,
+        }
+    };
+    name.trim_end_matches('.').to_ascii_lowercase()
+}
+
+/// Whether the panel answers to `host`: an IP address, `localhost`, or a configured name.
+fn host_allowed(cfg: &WebConfig, host: &str) -> bool {
+    let name = host_name(host);
+    name.parse::<std::net::IpAddr>().is_ok()
+        || name == "localhost"
+        || cfg.hosts.iter().any(|h| host_name(h) == name)
+}
+
+/// Checks what every request must pass before its route (the `Host` it names; for a
+/// POST, an `Origin` of this same panel when a browser sends one) and adds the security
+/// headers to every answer.
+async fn guard(State(s): State<Shared>, req: Request, next: Next) -> Response {
+    let headers = req.headers();
+    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
+    let refused = match host {
+        Some(h) if !host_allowed(&s.0.cfg, h) => Some(ApiError::new(
+            StatusCode::MISDIRECTED_REQUEST,
+            format!(
+                "this panel does not answer to {:?} (web.hosts)",
+                host_name(h)
+            ),
+        )),
+        _ if req.method() == axum::http::Method::POST => {
+            let origin = headers.get(header::ORIGIN).and_then(|o| o.to_str().ok());
+            match (origin, host) {
+                // A browser's request from a page of this panel, or no browser at all.
+                (None, _) => None,
+                (Some(o), Some(h)) if o.split_once("://").is_some_and(|(_, a)| a == h) => None,
+                (Some(o), _) => Some(ApiError::new(
+                    StatusCode::FORBIDDEN,
+                    format!("a request from the page {o:?} is not taken here"),
+                )),
+            }
+        }
+        _ => None,
+    };
+    let mut r = match refused {
+        Some(e) => e.into_response(),
+        None => next.run(req).await,
+    };
+    for (name, value) in SECURITY_HEADERS {
+        r.headers_mut()
+            .insert(name, header::HeaderValue::from_static(value));
+    }
+    r
+}
+
 /// Every route.
 pub fn router(shared: Shared) -> Router {
     Router::new()
@@ -111,6 +187,7 @@ pub fn router(shared: Shared) -> Router {
         .route("/api/pair", post(pair))
         .fallback(not_found)
         .method_not_allowed_fallback(not_allowed)
+        .layer(axum::middleware::from_fn_with_state(shared.clone(), guard))
         .with_state(shared)
 }
 

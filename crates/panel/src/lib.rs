@@ -37,6 +37,10 @@ pub struct WebConfig {
     pub pin: bool,
     /// Where finished games are archived (`state.dir/games`).
     pub games_dir: PathBuf,
+    /// Host names the panel answers to besides IP addresses and `localhost` (e.g. the
+    /// device's own name): a request for any other name is refused, so that a page
+    /// that rebinds its own name to the kiosk's address reads nothing.
+    pub hosts: Vec<String>,
 }
 
 /// Why the panel could not start.

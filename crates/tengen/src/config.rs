@@ -329,6 +329,9 @@ section! {
         /// Show a 6-digit pairing PIN on the kiosk (`?kiosk=1` on the device itself); a
         /// browser that enters it gets a session token for the controls.
         pin: bool = false,
+        /// Host names the panel answers to besides IP addresses, `localhost` and the
+        /// device's own name (and `<name>.local`); requests for others are refused.
+        hosts: Vec<String> = Vec::new(),
     }
 }
 

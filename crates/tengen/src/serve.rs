@@ -159,6 +159,12 @@ pub fn run(a: ServeArgs) -> Result<()> {
             token: cfg.web.token.clone(),
             pin: cfg.web.pin,
             games_dir: dir.join("games"),
+            hosts: {
+                let me = crate::worker::host();
+                let mut hosts = vec![format!("{me}.local"), me];
+                hosts.extend(cfg.web.hosts.iter().cloned());
+                hosts
+            },
         };
         tengen_panel::start(web, hub.clone(), in_tx.clone(), runtime.handle())
             .context("web panel")?;

@@ -505,3 +505,152 @@ fn a_pin_on_the_kiosk_pairs_a_browser_for_the_controls() {
     assert_eq!(r.status, 200, "{}", r.body);
     assert!(state_moves(web).is_empty());
 }
+
+/// One request with its own `Host` and `Origin` lines.
+fn with_host(
+    port: u16,
+    method: &str,
+    path: &str,
+    host: &str,
+    origin: Option<&str>,
+    body: &str,
+) -> u16 {
+    let origin = origin
+        .map(|o| format!("Origin: {o}\r\n"))
+        .unwrap_or_default();
+    let req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n{origin}\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    raw(port, req.as_bytes()).status
+}
+
+/// A viewer connection from `source` (an address of the loopback range) that asks for
+/// the events and never reads them.
+fn stalled_viewer(source: std::net::Ipv4Addr, port: u16) -> Option<std::net::TcpStream> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()
+        .ok()?;
+    let mut s = rt
+        .block_on(async {
+            let socket = tokio::net::TcpSocket::new_v4()?;
+            socket.bind(std::net::SocketAddr::from((source, 0)))?;
+            socket
+                .connect(std::net::SocketAddr::from(([127, 0, 0, 1], port)))
+                .await?
+                .into_std()
+        })
+        .ok()?;
+    s.set_nonblocking(false).ok()?;
+    s.write_all(b"GET /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        .ok()?;
+    Some(s)
+}
+
+/// Whether a viewer from `source` is admitted: its first event arrives.
+fn admitted(source: std::net::Ipv4Addr, port: u16) -> bool {
+    use std::io::Read;
+    let Some(mut s) = stalled_viewer(source, port) else {
+        return false;
+    };
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    while let Ok(n) = s.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        got.extend_from_slice(&buf[..n]);
+        if got.windows(11).any(|w| w == b"event: view") {
+            return true;
+        }
+    }
+    false
+}
+
+/// The audit's attacks on the panel: a page on a rebound name (DNS rebinding), a foreign
+/// page pausing pairing, and 64 viewers that never read. Each is refused, and a new
+/// viewer from another machine still gets in.
+#[test]
+fn the_panel_refuses_foreign_names_foreign_pages_and_hoarded_connections() {
+    let Some((dir, broker)) = setup("the_panel_refuses_foreign") else {
+        return;
+    };
+    let web = free_port();
+    let _daemon = Daemon::start(
+        dir.path(),
+        broker.port,
+        &panel_config(web, None, "pin = true\n"),
+    );
+    wait_for(web);
+
+    // Security headers on the page and on errors alike.
+    let page = get(web, "/");
+    let csp = page.header("content-security-policy").unwrap_or_default();
+    assert!(
+        csp.contains("frame-ancestors 'none'") && csp.contains("default-src 'self'"),
+        "{csp}"
+    );
+    assert_eq!(page.header("x-content-type-options"), Some("nosniff"));
+    assert!(get(web, "/api/nope")
+        .header("content-security-policy")
+        .is_some());
+
+    // Names: addresses, localhost and the device's own name; not a rebound domain.
+    let own = nix::unistd::gethostname().unwrap().into_string().unwrap();
+    for (host, want) in [
+        (format!("127.0.0.1:{web}"), 200),
+        ("localhost".to_string(), 200),
+        (format!("[::1]:{web}"), 200),
+        (format!("{own}.local:{web}"), 200),
+        (format!("rebound.example:{web}"), 421),
+    ] {
+        assert_eq!(
+            with_host(web, "GET", "/api/state", &host, None, ""),
+            want,
+            "{host}"
+        );
+    }
+
+    // A foreign page's wrong PINs are refused before they count: pairing stays open.
+    let here = format!("127.0.0.1:{web}");
+    for _ in 0..20 {
+        let s = with_host(
+            web,
+            "POST",
+            "/api/pair",
+            &here,
+            Some("http://evil.example"),
+            r#"{"pin":"000000"}"#,
+        );
+        assert_eq!(s, 403);
+    }
+    let pin = get(web, "/api/pin").json()["pin"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let body = format!(r#"{{"pin":"{pin}"}}"#);
+    let own_page = format!("http://{here}");
+    assert_eq!(
+        with_host(web, "POST", "/api/pair", &here, Some(&own_page), &body),
+        200
+    );
+
+    // 64 viewers from one machine that never read: it gets its share, no more, and a
+    // viewer from another machine (another loopback address) is admitted.
+    let hoard: Vec<_> = (0..64)
+        .filter_map(|_| stalled_viewer(std::net::Ipv4Addr::new(127, 0, 0, 1), web))
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    let others = (2..7u8)
+        .filter(|&b| admitted(std::net::Ipv4Addr::new(127, 0, 0, b), web))
+        .count();
+    eprintln!(
+        "with {} stalled viewers from one address: {others} of 5 new viewers from other \
+         addresses admitted",
+        hoard.len()
+    );
+    assert_eq!(others, 5);
+}
