@@ -143,4 +143,18 @@ for profile in boards/*/board.toml; do
 done
 rm "$dropins/memory.conf"
 
-echo "systemd unit: $unit verifies clean, alone, with systemd/jetson-gpu.conf and with the memory limits of $boards board profiles; exposure at most $max_exposure"
+# A USB camera (the README's /dev/video0): the drop-in adds the video group and the
+# video4linux device class; systemd takes it and the exposure stays within bounds.
+printf '[camera]\nsource = "/dev/video0"\n' >"$tmp/camera.toml"
+"$bin" config --config "$tmp/camera.toml" --systemd >"$dropins/camera.conf" ||
+    { echo "FAIL: $bin config --systemd with a camera failed" >&2; exit 1; }
+grep -qx 'DeviceAllow=char-video4linux rw' "$dropins/camera.conf" &&
+    grep -qx 'SupplementaryGroups=video' "$dropins/camera.conf" ||
+    { cat "$dropins/camera.conf"; echo "FAIL: no camera device rule in the drop-in" >&2; exit 1; }
+verify "with a /dev/video0 camera"
+exposure "with a /dev/video0 camera"
+analyze security --offline=yes --no-pager 2>&1 | grep -q 'video4linux' ||
+    { echo "FAIL: the security report does not reflect the camera's device rule" >&2; exit 1; }
+rm "$dropins/camera.conf"
+
+echo "systemd unit: $unit verifies clean, alone, with systemd/jetson-gpu.conf, with a camera and with the memory limits of $boards board profiles; exposure at most $max_exposure"

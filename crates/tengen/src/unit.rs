@@ -1,6 +1,8 @@
 //! `tengen config --systemd`: the systemd unit's limits for a board, as a drop-in. The
 //! board profile (`[service]` in `board.toml`) is their only source: the unit itself ships
-//! limits relative to the machine's RAM, and this drop-in replaces them.
+//! limits relative to the machine's RAM, and this drop-in replaces them. With a V4L2
+//! camera configured (`[camera] source = "/dev/videoN"`) it also lets the sandboxed
+//! unit open it: the `video` group and the video4linux device class.
 
 use anyhow::Result;
 use clap::Args;
@@ -13,7 +15,8 @@ pub struct ConfigCommand {
     #[command(flatten)]
     pub config: ConfigArgs,
     /// Print a drop-in for tengen.service with the profile's limits (MemoryMax=,
-    /// MemoryHigh=) instead of the configuration.
+    /// MemoryHigh=) and, with a V4L2 camera, its device rule, instead of the
+    /// configuration.
     #[arg(long)]
     pub systemd: bool,
 }
@@ -49,7 +52,27 @@ pub fn drop_in(cfg: &Config, board: Option<&str>) -> Result<String> {
         }
         None => out += "# No service.memory_max is set: the unit's own limits apply.\n",
     }
+    out += &camera_rules(cfg.camera.source.as_deref());
     Ok(out)
+}
+
+/// What the unit needs to read the configured camera: a V4L2 device (`/dev/video*`)
+/// belongs to the `video` group and the `video4linux` device class, which the shipped
+/// unit's device list leaves out; a network stream or a folder needs nothing; a CSI or
+/// GStreamer camera needs the GPU's devices too (systemd/jetson-gpu.conf).
+fn camera_rules(source: Option<&str>) -> String {
+    match source {
+        Some(s) if s.starts_with("/dev/") => format!(
+            "# The camera {s}: its group and device class (the unit allows serial ports only).\n\
+             SupplementaryGroups=video\n\
+             DeviceAllow=char-video4linux rw\n"
+        ),
+        Some(s) if s == "csi" || s.starts_with("csi:") || s.starts_with("gst:") => format!(
+            "# The camera {s} is read through GStreamer and the Jetson's ISP: install\n\
+             # systemd/jetson-gpu.conf as well (the video group and the GPU's devices).\n"
+        ),
+        _ => String::new(),
+    }
 }
 
 #[cfg(test)]
@@ -107,5 +130,18 @@ mod tests {
             let text = drop_in(&c, Some(name)).unwrap();
             assert!(text.contains(&format!("MemoryMax={max}M\n")), "{text}");
         }
+    }
+
+    #[test]
+    fn a_v4l2_camera_gets_its_group_and_device_class() {
+        let rules = camera_rules(Some("/dev/video0"));
+        assert!(rules.contains("SupplementaryGroups=video\n"), "{rules}");
+        assert!(
+            rules.contains("DeviceAllow=char-video4linux rw\n"),
+            "{rules}"
+        );
+        assert!(camera_rules(Some("csi")).contains("jetson-gpu.conf"));
+        assert_eq!(camera_rules(Some("http://cam.local/stream")), "");
+        assert_eq!(camera_rules(None), "");
     }
 }
