@@ -1,6 +1,7 @@
 //! `tengen`: the Go engine and appliance daemon. Each subcommand is one tool.
 
 mod accel;
+mod allocator;
 mod analysis;
 mod backend;
 mod bench;
@@ -66,6 +67,7 @@ enum Command {
 }
 
 fn main() -> std::process::ExitCode {
+    allocator::limit_arenas();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     // KataGo exits with 1 on a bad command line; clap's own code is 2.
     let usage_code = if katago_args::katago_subcommand(&args).is_some() {
