@@ -8,6 +8,10 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
 
+mod support;
+
+use support::process::rss_mb;
+
 /// A running `tengen gtp` and its output, line by line.
 struct Session {
     child: Child,
@@ -196,18 +200,6 @@ fn the_next_command_quit_and_the_end_of_input_end_unlimited_pondering() {
     let t = Instant::now();
     assert!(s.child.wait().unwrap().success());
     assert!(t.elapsed() < Duration::from_secs(10));
-}
-
-/// The process's resident memory in MB.
-fn rss_mb(pid: u32) -> u64 {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = s.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
-    line.split_whitespace()
-        .nth(1)
-        .unwrap()
-        .parse::<u64>()
-        .unwrap()
-        / 1024
 }
 
 /// The audit's finding: every search runs on new threads, and glibc kept each thread's

@@ -713,17 +713,7 @@ fn a_worker_refuses_jobs_past_its_default_limits_and_serves_on() {
             .iter()
             .any(|(_, s)| s.contains("\"online\""))
     });
-    let rss = |pid: u32| -> u64 {
-        let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-        let line = s.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
-        line.split_whitespace()
-            .nth(1)
-            .unwrap()
-            .parse::<u64>()
-            .unwrap()
-            / 1024
-    };
-    let before = rss(w.id());
+    let before = support::process::rss_mb(w.id());
     let send = |q: &str, corr: &str| {
         let props = PublishProperties {
             response_topic: Some(reply.into()),
@@ -777,7 +767,7 @@ fn a_worker_refuses_jobs_past_its_default_limits_and_serves_on() {
         Some(true),
         "{by:?}"
     );
-    let after = rss(w.id());
+    let after = support::process::rss_mb(w.id());
     eprintln!(
         "worker RSS {before} MB before, {after} MB after two 1e9-visit jobs and a 1e6 s one \
          (all refused); the normal job behind them answered in {:.1} s",
@@ -866,42 +856,35 @@ fn with_the_pools_secret_forged_answers_are_dropped() {
         let lines = a.finish(Duration::from_secs(60));
         let forged = lines.iter().filter(|l| l.contains("forged")).count();
         printed.push(forged);
-        if sealed {
+        // A rogue's job: with the secret, unsealed, so dropped; without it, naming a
+        // panel's topic for its answers, so dropped as well.
+        let (answers, says) = if sealed {
             check_answered_once(&lines, &ids);
-            // The forger's own jobs carry no seal: the worker drops them.
-            let (rogue, _) = v5_client(port, "rogue", "tengen/answers/rogue");
-            let props = PublishProperties {
-                response_topic: Some("tengen/answers/rogue".into()),
-                ..PublishProperties::default()
-            };
-            let q = query("r", &mut rng).into_bytes();
-            rogue
-                .publish_with_properties("tengen/jobs/analysis", QoS::AtLeastOnce, false, q, props)
-                .unwrap();
-            let log = dir.path().join(format!("{id}.log"));
-            wait_until(Duration::from_secs(10), "the unsealed job dropped", || {
-                std::fs::read_to_string(&log)
-                    .unwrap()
-                    .contains("a job without this pool's seal was dropped")
-            });
+            (
+                "tengen/answers/rogue",
+                "a job without this pool's seal was dropped",
+            )
         } else {
-            // A job that would make the worker publish on a panel's topic.
-            let (rogue, panel) = v5_client(port, "rogue0", "tengen/kiosk/state");
-            std::thread::sleep(Duration::from_millis(300));
-            let props = PublishProperties {
-                response_topic: Some("tengen/kiosk/state".into()),
-                ..PublishProperties::default()
-            };
-            let q = query("p", &mut rng).into_bytes();
-            rogue
-                .publish_with_properties("tengen/jobs/analysis", QoS::AtLeastOnce, false, q, props)
-                .unwrap();
-            let log = dir.path().join(format!("{id}.log"));
-            wait_until(Duration::from_secs(10), "the foreign topic refused", || {
-                std::fs::read_to_string(&log)
-                    .unwrap()
-                    .contains("is not under tengen/answers/+ was dropped")
-            });
+            (
+                "tengen/kiosk/state",
+                "is not under tengen/answers/+ was dropped",
+            )
+        };
+        let (rogue, panel) = v5_client(port, &format!("rogue-{sealed}"), answers);
+        std::thread::sleep(Duration::from_millis(300));
+        let props = PublishProperties {
+            response_topic: Some(answers.into()),
+            ..PublishProperties::default()
+        };
+        let q = query("r", &mut rng).into_bytes();
+        rogue
+            .publish_with_properties("tengen/jobs/analysis", QoS::AtLeastOnce, false, q, props)
+            .unwrap();
+        let log = dir.path().join(format!("{id}.log"));
+        wait_until(Duration::from_secs(10), says, || {
+            std::fs::read_to_string(&log).unwrap().contains(says)
+        });
+        if !sealed {
             // (The forger answers there too; the worker must not.)
             let panel = panel.lock().unwrap();
             let worker_said = panel

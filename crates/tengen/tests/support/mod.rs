@@ -4,5 +4,6 @@ pub mod backend;
 pub mod config;
 pub mod http;
 pub mod mqtt;
+pub mod process;
 pub mod serial;
 pub mod shared;
