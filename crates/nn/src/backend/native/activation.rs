@@ -9,6 +9,7 @@
 
 use crate::model::Activation;
 
+#[cfg(target_arch = "x86_64")]
 use super::winograd::simd_available;
 
 /// `y[p][c] = act(x[p][c] * scale[c] + bias[c]) * mask[p]` for every point `p`; `scale`

@@ -15,6 +15,8 @@ pub const INT_CB: usize = 16;
 /// Weights on a 16-bit grid per position (a Winograd tile position, or the one position of a
 /// 1x1 convolution) and output channel.
 #[derive(Clone, Debug)]
+// Read by the VNNI kernels only, which other architectures do not build.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub struct QuantWeights {
     /// `[positions][k / 16][c / 2][16][2]`: a 32-bit lane holds two input channels'
     /// weights for one output channel, as `vpdpwssd` pairs them.

@@ -4,11 +4,15 @@
 //! direct multiply-adds (`ModelDesc::multiply_adds`) against it says how much of the core
 //! the backend uses.
 
+#[cfg(target_arch = "x86_64")]
 use std::time::Instant;
 
-use super::winograd::{int16_available, simd_available, Gemm};
+use super::winograd::Gemm;
+#[cfg(target_arch = "x86_64")]
+use super::winograd::{int16_available, simd_available};
 
 /// Iterations of the twelve chains per timing.
+#[cfg(target_arch = "x86_64")]
 const ROUNDS: u64 = 4_000_000;
 
 /// Multiply-adds a second one core can do in `gemm`'s arithmetic (int16 where the CPU has
@@ -34,6 +38,7 @@ pub fn peak_multiply_adds(gemm: Gemm) -> Option<f64> {
 }
 
 /// The best of three timings of `run`, as rounds a second.
+#[cfg(target_arch = "x86_64")]
 fn best_of(run: impl Fn() -> f32) -> f64 {
     (0..3)
         .map(|_| {
@@ -148,6 +153,7 @@ mod tests {
     fn the_peak_is_a_rate_a_core_can_have() {
         for gemm in [Gemm::F32, Gemm::Int16] {
             let Some(peak) = peak_multiply_adds(gemm) else {
+                #[cfg(target_arch = "x86_64")]
                 assert!(!simd_available(), "a CPU with AVX2 has a peak");
                 continue;
             };
