@@ -1096,12 +1096,9 @@ impl Appliance {
         }
     }
 
-    /// Raises an error alert from outside the game (e.g. the daemon's start-up), logged too.
-    pub fn alert(&mut self, source: &str, message: String) {
-        self.alert_error(source, message);
-    }
-
-    fn alert_error(&mut self, source: &str, message: String) {
+    /// Raises an error alert from `source` (a topic, `journal`, or from outside the game
+    /// such as the daemon's `engine`), logged too.
+    pub fn alert_error(&mut self, source: &str, message: String) {
         log::warn!("{source}: {message}");
         let alert = Alert::Error {
             source: source.to_string(),

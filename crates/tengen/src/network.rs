@@ -179,7 +179,6 @@ pub fn load_cached(source: &ModelSource, size: BoardSize, dir: &Path) -> Result<
     };
     let prefix = format!("{stem}-{}x{}-", size.width(), size.height());
     let file = dir.join(format!("{prefix}{key:016x}.onnx"));
-    tengen_device::journal::remove_temporaries(dir);
     if file.is_file() {
         match load_path(&file, DEFAULT_MAX_MODEL_BYTES) {
             Ok(model) => {

@@ -54,7 +54,9 @@ pub fn run(a: ServeArgs) -> Result<()> {
     let dir = cfg.state.dir.clone();
     tengen_device::journal::ensure_dir(&dir).context("state.dir")?;
     let _lock = lock_state_dir(&dir)?;
+    // Leftovers of writes a crash interrupted (the journal's, the graph cache's).
     tengen_device::journal::remove_temporaries(&dir);
+    tengen_device::journal::remove_temporaries(&dir.join("cache"));
     // The journal exists before any cache is written beside it: on a nearly full disk
     // the game's record comes first. (Failing here is for Appliance::open to report.)
     if let Err(e) = tengen_device::journal::Journal::open(&dir) {
@@ -65,37 +67,37 @@ pub fn run(a: ServeArgs) -> Result<()> {
     // Raised to end a search at once: by a stop signal for good, by the watchdog for
     // the one move that would outlast its deadline.
     let interrupt = Arc::new(AtomicBool::new(false));
-    let (engine, describe, network, refused) =
-        match build_engine(&cfg, &dir, interrupt.clone()) {
-            Ok((engine, describe, network)) => (engine, describe, network, None),
-            Err(e) => {
-                // A network the daemon cannot run must not take the board down with it: the
-                // game, journal and panel go on with a stand-in, and the maker is told.
-                // A configuration error is no network's fault: it stops the start as before.
-                let spec_ok = EngineSpec::from_config(&cfg, &dir).is_ok();
-                let Some(stand_in) = stand_in_model(&cfg).filter(|_| spec_ok) else {
-                    return Err(e);
-                };
-                let why =
-                    format!(
-                "cannot run the network {}: {e:#}; playing with {} until engine.model is fixed",
-                cfg.engine.model.as_deref().unwrap_or(Path::new("bundled")).display(),
-                if stand_in == Path::new(network::BUNDLED) {
-                    "the bundled network"
-                } else {
-                    "the classical engine"
-                }
+    let (engine, describe, network, refused) = match build_engine(&cfg, &dir, interrupt.clone()) {
+        Ok((engine, describe, network)) => (engine, describe, network, None),
+        Err(e) => {
+            // A network the daemon cannot run must not take the board down with it: the
+            // game, journal and panel go on with a stand-in, and the maker is told.
+            // A configuration error is no network's fault: it stops the start as before.
+            let spec_ok = EngineSpec::from_config(&cfg, &dir).is_ok();
+            let Some(stand_in) = stand_in_model(&cfg).filter(|_| spec_ok) else {
+                return Err(e);
+            };
+            let asked = cfg
+                .engine
+                .model
+                .as_deref()
+                .unwrap_or(Path::new(network::BUNDLED));
+            let why = format!(
+                "cannot run the network {}: {e:#}; playing with {} until engine.model \
+                 is fixed",
+                asked.display(),
+                stand_in_name(&stand_in)
             );
-                log::error!("{why}");
-                cfg.engine.model = Some(stand_in);
-                let (engine, describe, network) = build_engine(&cfg, &dir, interrupt.clone())?;
-                (engine, describe, network, Some(why))
-            }
-        };
+            log::error!("{why}");
+            cfg.engine.model = Some(stand_in);
+            let (engine, describe, network) = build_engine(&cfg, &dir, interrupt.clone())?;
+            (engine, describe, network, Some(why))
+        }
+    };
     let mut app = Appliance::open(engine, &dir, settings(&cfg)?)
         .with_context(|| format!("cannot resume from {}", dir.display()))?;
     if let Some(why) = &refused {
-        app.alert("engine", why.clone());
+        app.alert_error("engine", why.clone());
     }
     log::info!(
         "engine ready in {:.2} s: {describe}",
@@ -507,6 +509,15 @@ fn stand_in_model(cfg: &Config) -> Option<PathBuf> {
         Some(PathBuf::from(network::BUNDLED))
     } else {
         Some(PathBuf::from(network::NONE))
+    }
+}
+
+/// What a stand-in from [`stand_in_model`] is, for people.
+fn stand_in_name(stand_in: &Path) -> &'static str {
+    if stand_in == Path::new(network::BUNDLED) {
+        "the bundled network"
+    } else {
+        "the classical engine"
     }
 }
 
