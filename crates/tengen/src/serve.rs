@@ -291,7 +291,9 @@ pub fn run(a: ServeArgs) -> Result<()> {
     if let Some((stop, task)) = cluster {
         // Marked offline and disconnected; the last will covers a worker that hangs.
         let _ = stop.send(());
-        let _ = runtime.block_on(tokio::time::timeout(Duration::from_secs(3), task));
+        // The timer is made inside the runtime: built outside, it panics.
+        let _ =
+            runtime.block_on(async { tokio::time::timeout(Duration::from_secs(3), task).await });
     }
     // Let the link publish `offline` and disconnect.
     runtime.shutdown_timeout(Duration::from_secs(3));

@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 mod support;
 
 use support::mqtt::{setup, Observer};
+use support::process::terminate;
 
 use support::serial::{have_socat, random_game, sgf_moves, start_session, Daemon, Port, Socat};
 
@@ -330,24 +331,6 @@ fn watchdog_pings_stop_when_the_engine_stalls() {
     daemon.kill();
 }
 
-/// Sends SIGTERM and waits up to `limit` for the daemon to exit; its exit status.
-fn terminate(daemon: &mut Daemon, limit: Duration) -> std::process::ExitStatus {
-    let pid = nix::unistd::Pid::from_raw(daemon.child.id() as i32);
-    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
-    let sent = Instant::now();
-    loop {
-        if let Some(status) = daemon.child.try_wait().unwrap() {
-            println!("SIGTERM: exited after {:?}", sent.elapsed());
-            return status;
-        }
-        assert!(
-            sent.elapsed() < limit,
-            "still running {limit:?} after SIGTERM"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
 #[test]
 fn sigterm_stops_a_long_search_and_a_serial_flood_in_time() {
     if !have_socat() {
@@ -374,7 +357,7 @@ fn sigterm_stops_a_long_search_and_a_serial_flood_in_time() {
         port.reply(Duration::from_millis(10)).is_none(),
         "genmove ended by itself"
     );
-    let status = terminate(&mut daemon, Duration::from_secs(5));
+    let status = terminate(&mut daemon.child, Duration::from_secs(5));
     assert!(status.success(), "{status}");
     drop((port, daemon, _socat));
 
@@ -392,7 +375,7 @@ fn sigterm_stops_a_long_search_and_a_serial_flood_in_time() {
         })
     };
     std::thread::sleep(Duration::from_millis(500));
-    let status = terminate(&mut daemon, Duration::from_secs(5));
+    let status = terminate(&mut daemon.child, Duration::from_secs(5));
     assert!(status.success(), "{status}");
     stop.store(true, Ordering::SeqCst);
     socat.stop();

@@ -20,18 +20,13 @@ fn engine_config(model: &Path, providers: &str) -> String {
     )
 }
 
-/// Stops the daemon as systemd would, and waits for it.
+/// Stops the daemon as systemd would; its log.
 fn stop(mut d: Daemon) -> String {
-    let _ = std::process::Command::new("kill")
-        .args(["-TERM", &d.child.id().to_string()])
-        .status();
-    for _ in 0..200 {
-        if !d.alive() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert!(!d.alive(), "the daemon did not stop on SIGTERM");
+    assert!(
+        d.terminate(Duration::from_secs(10)).success(),
+        "{}",
+        d.log()
+    );
     d.log()
 }
 

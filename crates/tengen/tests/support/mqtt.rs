@@ -13,12 +13,16 @@ use serde_json::Value;
 
 pub const PREFIX: &str = "tengen/test";
 
+/// True when `cmd` is on PATH. Under CI (`CI` set) a missing tool fails the test
+/// instead: there a skipped test must never read as a passed one.
 pub fn have(cmd: &str) -> bool {
-    Command::new("sh")
+    let found = Command::new("sh")
         .args(["-c", &format!("command -v {cmd}")])
         .stdout(Stdio::null())
         .status()
-        .is_ok_and(|s| s.success())
+        .is_ok_and(|s| s.success());
+    super::require_under_ci(found, cmd);
+    found
 }
 
 pub fn free_port() -> u16 {
@@ -343,6 +347,11 @@ impl Daemon {
 
     pub fn alive(&mut self) -> bool {
         self.child.try_wait().unwrap().is_none()
+    }
+
+    /// Stops it as systemd would; its exit status (see `process::terminate`).
+    pub fn terminate(&mut self, limit: std::time::Duration) -> std::process::ExitStatus {
+        super::process::terminate(&mut self.child, limit)
     }
 
     pub fn log(&self) -> String {

@@ -13,3 +13,25 @@ pub fn rss_mb(pid: u32) -> u64 {
         .unwrap()
         / 1024
 }
+
+/// Sends SIGTERM, as systemd stops a service, and waits up to `limit` for `child` to
+/// exit; its exit status.
+pub fn terminate(
+    child: &mut std::process::Child,
+    limit: std::time::Duration,
+) -> std::process::ExitStatus {
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let sent = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            println!("SIGTERM: exited after {:?}", sent.elapsed());
+            return status;
+        }
+        assert!(
+            sent.elapsed() < limit,
+            "still running {limit:?} after SIGTERM"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}

@@ -18,6 +18,7 @@ use tengen_rules::{BoardSize, Game, Move, Rules};
 pub fn have_socat() -> bool {
     let found = std::env::var_os("PATH")
         .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join("socat").is_file()));
+    super::require_under_ci(found, "socat");
     if !found {
         println!("skipped: socat not installed");
     }
