@@ -46,7 +46,7 @@ run_qemu() { env -u ORT_DYLIB_PATH qemu-aarch64 -L /usr/aarch64-linux-gnu "$@"; 
 if [[ "$phase" != --run ]]; then
     # Crates for every target in the lock file, so that the build itself needs no network.
     cargo fetch --locked
-    # Only what runs here: the rules and nn suites (unit and integration tests) and the
+    # Only what runs here: the rules, eval and nn suites (unit and integration tests) and the
     # `tengen` binary, which cargo builds for the binary's smallest integration test
     # (cli_config, not run). The binary's other suites run on the host only, so they are
     # not built for aarch64 (a small saving: the stage's build stayed near 8 minutes,
@@ -56,7 +56,7 @@ if [[ "$phase" != --run ]]; then
         select+=(--test "$(basename "$suite" .rs)")
     done
     build=(cargo test --offline --locked --target "$target" --features tengen/ort
-        -p tengen-rules -p tengen-nn -p tengen "${select[@]}" --no-run
+        -p tengen-rules -p tengen-eval -p tengen-nn -p tengen "${select[@]}" --no-run
         --message-format=json-render-diagnostics)
     if unshare --net true 2>/dev/null; then
         echo "building for $target inside a network namespace without network"
@@ -75,7 +75,7 @@ fi
     exit 1
 }
 
-# The test executables of tengen-rules and tengen-nn, each with its package's folder (cargo
+# The test executables of tengen-rules, tengen-eval and tengen-nn, each with its package's folder (cargo
 # runs tests from there).
 mapfile -t tests < <(python3 - "$cross/aarch64-tests.json" <<'EOF'
 import json, os, sys
@@ -84,7 +84,7 @@ for line in open(sys.argv[1]):
     if m.get("reason") != "compiler-artifact" or not m.get("executable") or not m["profile"]["test"]:
         continue
     pkg = m["manifest_path"]
-    if any(os.path.basename(os.path.dirname(pkg)) == c for c in ("rules", "nn")):
+    if any(os.path.basename(os.path.dirname(pkg)) == c for c in ("rules", "eval", "nn")):
         print(os.path.dirname(pkg) + "\t" + m["executable"])
 EOF
 )

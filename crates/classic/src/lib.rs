@@ -13,6 +13,7 @@
 pub mod analysis;
 pub mod dragons;
 pub mod engine;
+pub mod evaluator;
 pub mod influence;
 pub mod points;
 pub mod prior;
@@ -25,5 +26,6 @@ pub mod worms;
 pub use analysis::Analysis;
 pub use dragons::Status;
 pub use engine::{Classic, Judgement, LevelSettings, LEVELS};
+pub use evaluator::ClassicEvaluator;
 pub use reading::{Outcome, Reader, ReadingLimits, Tactic};
 pub use valuation::{MoveValue, Reason};

@@ -546,3 +546,29 @@ impl Cache {
         }
     }
 }
+
+/// The network as the search's evaluator (`tengen-eval`'s contract): the search draws
+/// the symmetry itself, so that its runs can be reproduced.
+impl tengen_eval::Evaluator for Evaluator {
+    fn evaluate(
+        &self,
+        game: &Game,
+        req: &tengen_eval::EvalRequest,
+    ) -> Result<Arc<NnOutput>, tengen_eval::EvalError> {
+        let opts = EvalOptions {
+            symmetry: SymmetryChoice::Fixed(req.symmetry),
+            policy: req.policy,
+            inputs: req.inputs,
+            ownership: req.ownership,
+        };
+        Evaluator::evaluate(self, game, &opts).map_err(tengen_eval::EvalError::new)
+    }
+
+    fn max_batch(&self) -> usize {
+        self.config().max_batch
+    }
+
+    fn clear_cache(&self) {
+        Evaluator::clear_cache(self);
+    }
+}

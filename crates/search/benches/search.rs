@@ -5,9 +5,8 @@
 use std::sync::Arc;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use tengen_nn::eval::EvalError;
-use tengen_nn::postprocess::NnOutput;
 use tengen_rules::{BoardSize, Game, Rules};
+use tengen_search::evaluator::{EvalError, NnOutput};
 use tengen_search::{EvalRequest, Evaluator, Limits, Search, SearchParams, UniformEvaluator};
 
 /// Returns one fixed judgement; its policy covers the empty board's moves, and the

@@ -73,13 +73,7 @@ impl MoveFilter {
 }
 
 /// The index of a move in policy order: points row-major, then pass.
-#[inline]
-pub fn move_index(size: BoardSize, mv: Move) -> usize {
-    match mv {
-        Move::Pass => size.area(),
-        Move::Play(l) => size.index_of(l),
-    }
-}
+pub use tengen_eval::policy_index as move_index;
 
 /// The move with this policy index.
 #[inline]

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use tengen_nn::features::HumanProfile;
+use tengen_eval::HumanProfile;
 use tengen_rules::Player;
 
 /// How the search weighs outcomes, explores and reports; see KataGo's `searchparams.h`.

@@ -7,9 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use tengen_nn::eval::EvalError;
-use tengen_nn::features::{InputParams, Symmetry};
-use tengen_nn::postprocess::{NnOutput, PolicyOptions};
+use tengen_eval::{EvalError, InputParams, NnOutput, PolicyOptions, Symmetry};
 use tengen_rules::{Game, Move, Outcome, Player};
 
 use crate::backup::{self, BackupCtx, BackupScratch, Step};
@@ -24,7 +22,7 @@ use crate::tree::{gaussian, Eval, Prior, State, Tree};
 use crate::utility::UtilityFn;
 
 /// Why a search could not run.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum SearchError {
     /// No position was set.
     #[error("no position to search")]

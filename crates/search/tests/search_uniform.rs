@@ -263,10 +263,10 @@ fn ownership_is_tracked_when_asked_for() {
 #[test]
 fn a_missing_position_is_an_error() {
     let mut s = search(1);
-    assert_eq!(
-        s.run(Limits::visits(10)).unwrap_err(),
-        SearchError::NoPosition
-    );
+    assert!(matches!(
+        s.run(Limits::visits(10)),
+        Err(SearchError::NoPosition)
+    ));
 }
 
 /// Black to move on 7x7 with White's four stones in atari at D2.

@@ -13,7 +13,7 @@ use tengen_search::Evaluator;
 
 use crate::accel::{self, Choice};
 use crate::backend::{make_backend, BackendGraph, BackendKind, OrtArgs};
-use crate::classic_eval::{ClassicArgs, ClassicEvaluator};
+use crate::classic_eval::ClassicArgs;
 use crate::network::{self, ModelSource};
 
 /// A network and the backend that runs it.
@@ -40,9 +40,7 @@ pub type Settled = Arc<Mutex<Option<Choice>>>;
 /// The classical engine's judgement, for every board size.
 pub fn classic_source(classic: ClassicArgs) -> EvaluatorSource {
     log::info!("no network: the classical engine judges positions");
-    Box::new(move |_size: BoardSize| {
-        Ok(Arc::new(ClassicEvaluator::from_args(&classic)) as Arc<dyn Evaluator>)
-    })
+    Box::new(move |_size: BoardSize| Ok(Arc::new(classic.evaluator()) as Arc<dyn Evaluator>))
 }
 
 /// The network, per board size, on `threads` cores with this batching; the backend it

@@ -18,6 +18,31 @@ pub mod tract;
 
 pub use io::{BatchInput, BatchOutput, IoShape, OutputRow};
 
+/// ONNX Runtime's CPU provider for `model` (`threads` intra-op threads, batches up to
+/// `max_batch`) when this build has the `ort` feature and `ORT_DYLIB_PATH` names the
+/// library; `None` otherwise. Lets crates that use the network only in their tests pick
+/// the faster backend without a cargo feature of their own.
+pub fn ort_cpu_from_env(
+    model: &crate::onnx::load::LoadedModel,
+    threads: usize,
+    max_batch: usize,
+) -> Option<Result<std::sync::Arc<dyn Backend>, BackendError>> {
+    #[cfg(feature = "ort")]
+    if std::env::var_os(ort::ORT_DYLIB_PATH).is_some_and(|p| !p.is_empty()) {
+        let options = ort::OrtOptions {
+            intra_threads: threads,
+            max_batch,
+            ..ort::OrtOptions::default()
+        };
+        return Some(
+            ort::OrtBackend::new(model, options)
+                .map(|b| std::sync::Arc::new(b) as std::sync::Arc<dyn Backend>),
+        );
+    }
+    let _ = (model, threads, max_batch);
+    None
+}
+
 /// Why a backend could not be built or could not evaluate a batch.
 #[derive(Debug, thiserror::Error)]
 pub enum BackendError {

@@ -4,10 +4,14 @@
 //! undone on outputs.
 
 pub mod ladder;
-pub mod meta;
 pub mod pgx;
-pub mod symmetry;
 pub mod v7;
+
+// The metadata input and the symmetries belong to the evaluation contract
+// (`tengen-eval`); here under their old names too.
+pub(crate) use tengen_eval::point_index;
+pub use tengen_eval::profile as meta;
+pub use tengen_eval::symmetry;
 
 pub use ladder::LadderSearch;
 pub use meta::{HumanProfile, ProfileError, NUM_META};
@@ -15,7 +19,7 @@ pub use pgx::{pgx_observation, Layout, PGX_PLANES};
 pub use symmetry::{Symmetry, SymmetryError};
 pub use v7::{fill_row_v7, InputParams, V7Encoder, NUM_GLOBAL, NUM_SPATIAL};
 
-use tengen_rules::{BoardSize, Loc};
+use tengen_rules::BoardSize;
 
 /// Why inputs could not be computed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -40,16 +44,4 @@ pub enum FeatureError {
         /// Length given.
         got: usize,
     },
-}
-
-/// Row-major index of a point of a board of size `size`, or `None` if `loc` is not one of
-/// its points (a `Loc` is a padded index `(x+1) + (y+1)*(w+1)`, decoded here without
-/// trusting it).
-pub(crate) fn point_index(size: BoardSize, loc: Loc) -> Option<usize> {
-    let stride = size.width() + 1;
-    let (col, row) = (loc.index() % stride, loc.index() / stride);
-    if col == 0 || row == 0 || col > size.width() || row > size.height() {
-        return None;
-    }
-    Some((row - 1) * size.width() + (col - 1))
 }

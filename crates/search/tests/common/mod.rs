@@ -2,8 +2,6 @@
 
 use std::sync::Arc;
 
-#[cfg(feature = "ort")]
-use tengen_nn::backend::ort::{OrtBackend, OrtOptions, ORT_DYLIB_PATH};
 use tengen_nn::backend::tract::{TractBackend, TractOptions};
 use tengen_nn::backend::Backend;
 use tengen_nn::eval::{Evaluator as NnEvaluator, EvaluatorConfig};
@@ -34,34 +32,26 @@ pub fn b6c96(what: &str, n: usize) -> Option<Arc<dyn Evaluator>> {
     Some(Arc::new(ev))
 }
 
-/// ONNX Runtime's CPU provider when built with `ort` and `ORT_DYLIB_PATH` names its
-/// library, else tract: the same network either way, ONNX Runtime the faster.
+/// ONNX Runtime's CPU provider when `tengen-nn` is built with `ort` (as under CI's
+/// `--features tengen/ort`) and `ORT_DYLIB_PATH` names its library, else tract: the same
+/// network either way, ONNX Runtime the faster.
 fn backend(model: &LoadedModel) -> Arc<dyn Backend> {
+    let ort = tengen_nn::backend::ort_cpu_from_env(model, 1, 1);
     static SAID: std::sync::Once = std::sync::Once::new();
     SAID.call_once(|| {
-        let name = if on_ort() { "ONNX Runtime" } else { "tract" };
+        let name = if ort.is_some() {
+            "ONNX Runtime"
+        } else {
+            "tract"
+        };
         println!("b6c96 evaluates on {name}");
     });
-    #[cfg(feature = "ort")]
-    if on_ort() {
-        let options = OrtOptions {
-            intra_threads: 1,
-            max_batch: 1,
-            ..OrtOptions::default()
-        };
-        return Arc::new(OrtBackend::new(model, options).expect("ONNX Runtime backend"));
+    if let Some(b) = ort {
+        return b.expect("ONNX Runtime backend");
     }
     let options = TractOptions {
         threads: 1,
         ..TractOptions::default()
     };
     Arc::new(TractBackend::new(model, options).expect("tract backend"))
-}
-
-/// Whether [`b6c96`] evaluates on ONNX Runtime (else on tract).
-fn on_ort() -> bool {
-    #[cfg(feature = "ort")]
-    return std::env::var_os(ORT_DYLIB_PATH).is_some_and(|p| !p.is_empty());
-    #[cfg(not(feature = "ort"))]
-    false
 }

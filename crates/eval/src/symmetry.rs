@@ -177,7 +177,7 @@ impl Symmetry {
     /// Where a point of a board of size `size` goes, as a point of [`Symmetry::board_size`];
     /// `None` if `loc` is not a point of that board.
     pub fn map_loc(self, size: BoardSize, loc: Loc) -> Option<Loc> {
-        let i = super::point_index(size, loc)?;
+        let i = crate::point_index(size, loc)?;
         let (x, y) = (i % size.width(), i / size.width());
         let (sx, sy) = self.map_xy(x, y, size.width(), size.height());
         self.board_size(size).loc(sx, sy)
