@@ -95,6 +95,12 @@ fn main() -> std::process::ExitCode {
     if !matches!(cli.command, Command::Gtp(_) | Command::Analysis(_)) {
         logging::init_stderr();
     }
+    if matches!(
+        cli.command,
+        Command::Serve(_) | Command::Worker(_) | Command::Gtp(_) | Command::Analysis(_)
+    ) {
+        allocator::keep_trimming();
+    }
     let result = match cli.command {
         Command::Analysis(a) => analysis::run(a),
         Command::Bench(b) => bench::run(b),

@@ -119,6 +119,7 @@ impl Link {
     fn start(broker: &Broker, mut o: MqttOptions, incoming: Kind) -> Link {
         o.set_keep_alive(Duration::from_secs(10))
             .set_max_packet_size(Some(MAX_PACKET_BYTES as u32))
+            .set_outgoing_inflight_upper_limit(crate::mqtt::OUTGOING_INFLIGHT)
             .set_transport(broker.transport());
         if let Some((user, password)) = &broker.credentials {
             o.set_credentials(user, password);
