@@ -31,24 +31,11 @@ import threading
 import time
 import urllib.request
 
-COLS = "ABCDEFGHJKLMNOPQRST"
+# The panel's load test's helpers: ports, and a 19x19 game that never captures.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "panel"))
+from load import COLS, free_port, pattern, wait_port  # noqa: E402
+
 DEVICE = "soak"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_port(port):
-    for _ in range(1200):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"nothing on {port}")
 
 
 def rss_mib(pid):
@@ -60,15 +47,6 @@ def rss_mib(pid):
     except OSError:
         pass
     return 0.0
-
-
-def pattern():
-    """Moves that never capture: Black on rows 2, 6, 10, 14, 18, White on 4, 8, 12, 16."""
-    black = [f"{c}{r}" for r in (2, 6, 10, 14, 18) for c in COLS]
-    white = [f"{c}{r}" for r in (4, 8, 12, 16) for c in COLS]
-    for b, w in zip(black, white):
-        yield b, "X"
-        yield w, "O"
 
 
 def rows_of(stones):
