@@ -179,7 +179,10 @@ def main():
             check("move latency", median < 0.2 and worst < 1.0, f"median {median:.3f} s, worst {worst:.3f} s")
 
             # Analysis: the graph gains points, top moves appear, hovering shows the PV.
-            page.wait_for_function("Number(document.querySelector('#graph').dataset.points || 0) >= 3", timeout=20_000)
+            # Predicates are functions, not expressions: the page's CSP forbids the eval
+            # Playwright would run an expression with.
+            page.wait_for_function("() => Number(document.querySelector('#graph').dataset.points || 0) >= 3",
+                                   timeout=20_000)
             check("graph", True)
             page.wait_for_selector("#top tbody tr", timeout=20_000)
             # A locator, not an element handle: analysis rebuilds the rows, and the hover
@@ -246,7 +249,7 @@ def main():
             for name, w, h in [("phone", 390, 844), ("laptop", 1366, 768), ("1080p", 1920, 1080)]:
                 page.set_viewport_size({"width": w, "height": h})
                 # Laid out at the new size: two frames after the window has it.
-                page.wait_for_function(f"window.innerWidth === {w} && window.innerHeight === {h}")
+                page.wait_for_function(f"() => window.innerWidth === {w} && window.innerHeight === {h}")
                 page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
                 shot = os.path.join(out, f"panel-{name}.png")
                 page.screenshot(path=shot)
@@ -272,7 +275,7 @@ def main():
             page.fill("#token", "")
             page.fill("#pair-pin", pin)
             page.click("#pair")
-            page.wait_for_function("document.querySelector('#control-msg').textContent !== ''", timeout=10_000)
+            page.wait_for_function("() => document.querySelector('#control-msg').textContent !== ''", timeout=10_000)
             check("paired", page.inner_text("#control-msg") == "paired", page.inner_text("#control-msg"))
             check("session token", len(page.input_value("#token")) == 32, page.input_value("#token"))
             page.select_option('#new-game select[name="engine"]', "white")
