@@ -1,8 +1,9 @@
 //! Evaluators per board size, as the GTP and analysis engines ask for them: a network run
 //! by a backend, or the classical engine's judgement.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use anyhow::Result;
 use tengen_nn::backend::Backend;
@@ -140,4 +141,70 @@ fn appliance_source(
         };
         make().map_err(|e| format!("cannot load the network for {size}: {e:#}"))
     })
+}
+
+/// One evaluator per board size for several users: the appliance's game engine and its
+/// pool worker share one network's weights, batching server and cache instead of
+/// building two (two weight copies and two caches of 16,384 outputs grew the daemon's
+/// memory for half an hour in the soak). An evaluator lives while a user holds it.
+pub(crate) struct SharedSource(Arc<Mutex<SharedInner>>);
+
+/// The maker of evaluators and what it made, by board size.
+struct SharedInner {
+    make: EvaluatorSource,
+    made: HashMap<BoardSize, Weak<dyn Evaluator>>,
+}
+
+impl SharedSource {
+    /// Shares what `make` builds.
+    pub(crate) fn new(make: EvaluatorSource) -> SharedSource {
+        SharedSource(Arc::new(Mutex::new(SharedInner {
+            make,
+            made: HashMap::new(),
+        })))
+    }
+
+    /// A source for one more user: the evaluator of a size another user holds, or a new
+    /// one (built under the lock, so two users never build the same network twice).
+    pub(crate) fn source(&self) -> EvaluatorSource {
+        let shared = self.0.clone();
+        Box::new(move |size: BoardSize| {
+            let mut inner = shared.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(e) = inner.made.get(&size).and_then(Weak::upgrade) {
+                return Ok(e);
+            }
+            let e = (inner.make)(size)?;
+            inner.made.insert(size, Arc::downgrade(&e));
+            Ok(e)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tengen_search::UniformEvaluator;
+
+    #[test]
+    fn users_of_a_shared_source_get_one_evaluator_per_size_while_they_hold_it() {
+        let built = Arc::new(AtomicUsize::new(0));
+        let count = built.clone();
+        let shared = SharedSource::new(Box::new(move |_| {
+            count.fetch_add(1, Ordering::SeqCst);
+            Ok(Arc::new(UniformEvaluator) as Arc<dyn Evaluator>)
+        }));
+        let (mut game, mut pool) = (shared.source(), shared.source());
+        let nine = BoardSize::square(9).unwrap();
+        let a = game(nine).unwrap();
+        let b = pool(nine).unwrap();
+        assert!(Arc::ptr_eq(&a, &b));
+        assert_eq!(built.load(Ordering::SeqCst), 1);
+        let _c = pool(BoardSize::square(19).unwrap()).unwrap();
+        assert_eq!(built.load(Ordering::SeqCst), 2);
+        // Dropped by both users, it is gone: the next user builds it again.
+        drop((a, b));
+        let _d = game(nine).unwrap();
+        assert_eq!(built.load(Ordering::SeqCst), 3);
+    }
 }

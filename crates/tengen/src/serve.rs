@@ -27,7 +27,7 @@ use tengen_protocol::analysis::{Defaults, Perspective, DEFAULT_QUEUE_BYTES};
 use tengen_protocol::gtp::{parse_line, Engine, EngineConfig};
 
 use crate::config::{self, Config, ConfigArgs};
-use crate::evaluators::Settled;
+use crate::evaluators::{Settled, SharedSource};
 use crate::network::{self, ModelSource};
 use crate::setup::EngineSpec;
 
@@ -67,33 +67,37 @@ pub fn run(a: ServeArgs) -> Result<()> {
     // Raised to end a search at once: by a stop signal for good, by the watchdog for
     // the one move that would outlast its deadline.
     let interrupt = Arc::new(AtomicBool::new(false));
-    let (engine, describe, network, refused) = match build_engine(&cfg, &dir, interrupt.clone()) {
-        Ok((engine, describe, network)) => (engine, describe, network, None),
-        Err(e) => {
-            // A network the daemon cannot run must not take the board down with it: the
-            // game, journal and panel go on with a stand-in, and the maker is told.
-            // A configuration error is no network's fault: it stops the start as before.
-            let spec_ok = EngineSpec::from_config(&cfg, &dir).is_ok();
-            let Some(stand_in) = stand_in_model(&cfg).filter(|_| spec_ok) else {
-                return Err(e);
-            };
-            let asked = cfg
-                .engine
-                .model
-                .as_deref()
-                .unwrap_or(Path::new(network::BUNDLED));
-            let why = format!(
-                "cannot run the network {}: {e:#}; playing with {} until engine.model \
+    let (engine, describe, network, evaluators, refused) =
+        match build_engine(&cfg, &dir, interrupt.clone()) {
+            Ok((engine, describe, network, evaluators)) => {
+                (engine, describe, network, evaluators, None)
+            }
+            Err(e) => {
+                // A network the daemon cannot run must not take the board down with it: the
+                // game, journal and panel go on with a stand-in, and the maker is told.
+                // A configuration error is no network's fault: it stops the start as before.
+                let spec_ok = EngineSpec::from_config(&cfg, &dir).is_ok();
+                let Some(stand_in) = stand_in_model(&cfg).filter(|_| spec_ok) else {
+                    return Err(e);
+                };
+                let asked = cfg
+                    .engine
+                    .model
+                    .as_deref()
+                    .unwrap_or(Path::new(network::BUNDLED));
+                let why = format!(
+                    "cannot run the network {}: {e:#}; playing with {} until engine.model \
                  is fixed",
-                asked.display(),
-                stand_in_name(&stand_in)
-            );
-            log::error!("{why}");
-            cfg.engine.model = Some(stand_in);
-            let (engine, describe, network) = build_engine(&cfg, &dir, interrupt.clone())?;
-            (engine, describe, network, Some(why))
-        }
-    };
+                    asked.display(),
+                    stand_in_name(&stand_in)
+                );
+                log::error!("{why}");
+                cfg.engine.model = Some(stand_in);
+                let (engine, describe, network, evaluators) =
+                    build_engine(&cfg, &dir, interrupt.clone())?;
+                (engine, describe, network, evaluators, Some(why))
+            }
+        };
     let mut app = Appliance::open(engine, &dir, settings(&cfg)?)
         .with_context(|| format!("cannot resume from {}", dir.display()))?;
     if let Some(why) = &refused {
@@ -141,8 +145,9 @@ pub fn run(a: ServeArgs) -> Result<()> {
         }
         None => None,
     };
-    // The pool's jobs, served beside the game by an analysis engine of their own.
-    let cluster = match cluster_worker(&cfg, &dir)? {
+    // The pool's jobs, served beside the game by an analysis engine of their own over
+    // the game's evaluators.
+    let cluster = match cluster_worker(&cfg, &dir, &evaluators)? {
         Some((wc, parts)) => {
             let (tx, rx) = tokio::sync::oneshot::channel::<()>();
             log::info!("serving the pool's jobs at {} as {}", wc.broker, wc.id);
@@ -523,20 +528,23 @@ fn stand_in_name(stand_in: &Path) -> &'static str {
     }
 }
 
-/// The engine the configuration asks for, a line describing it, and the network backend
-/// it settled on (filled once the engine has loaded its network).
+/// The engine the configuration asks for, a line describing it, the network backend it
+/// settled on (filled once the engine has loaded its network), and its evaluators for
+/// the pool worker to share.
 fn build_engine(
     cfg: &Config,
     state_dir: &Path,
     interrupt: Arc<AtomicBool>,
-) -> Result<(Engine, String, Settled)> {
+) -> Result<(Engine, String, Settled, SharedSource)> {
     let spec = EngineSpec::from_config(cfg, state_dir)?;
     let config = EngineConfig {
         interrupt: Some(interrupt),
         ..spec.engine_config()
     };
-    let (engine, settled) = spec.engine(config)?;
-    Ok((engine, spec.describe(), settled))
+    let (source, settled) = spec.evaluator_source();
+    let shared = SharedSource::new(source);
+    let engine = Engine::new(shared.source(), config).map_err(anyhow::Error::msg)?;
+    Ok((engine, spec.describe(), settled, shared))
 }
 
 /// The pool's broker: `[cluster] broker` (its address's credentials), or else the
@@ -588,17 +596,20 @@ fn remote_config(cfg: &Config) -> Result<cluster::remote::RemoteConfig> {
 }
 
 /// The pool worker `[cluster] worker = true` asks for: its identity and an analysis
-/// engine built through the one engine set-up.
-fn cluster_worker(cfg: &Config, dir: &Path) -> Result<Option<(WorkerConfig, EngineParts)>> {
+/// engine built through the one engine set-up, evaluating with the game's `evaluators`.
+fn cluster_worker(
+    cfg: &Config,
+    dir: &Path,
+    evaluators: &SharedSource,
+) -> Result<Option<(WorkerConfig, EngineParts)>> {
     let c = &cfg.cluster;
     if !c.worker {
         return Ok(None);
     }
     let broker = cluster_broker(cfg)?;
     let spec = EngineSpec::from_config(cfg, dir)?;
-    let (source, _) = spec.evaluator_source();
     let parts = EngineParts {
-        source,
+        source: evaluators.source(),
         threads: 1,
         perspective: Perspective::Black,
         defaults: Defaults {
